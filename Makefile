@@ -1,0 +1,72 @@
+# Tessera. `make help` lists the targets.
+
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN := $(CURDIR)/bin
+VERSION ?= v0.1.0
+KUBE_VERSION := v1.37.2
+LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION)+tessera-$(VERSION) \
+           -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
+           -X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION)+tessera-$(VERSION)
+ROOT_DIR ?= .tessera
+TEST_TIMEOUT ?= 35m
+
+# kubectl: the machine's, or one built from Go modules when there is none.
+KUBECTL ?= $(shell if [ -x /usr/bin/kubectl ]; then echo /usr/bin/kubectl; elif command -v kubectl >/dev/null 2>&1; then command -v kubectl; else echo $(BIN)/kubectl; fi)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build the binaries into ./bin
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+.PHONY: run
+run: build ## Run `tessera start` with embedded etcd under ./.tessera
+	$(BIN)/tessera start --root-directory $(ROOT_DIR)
+
+.PHONY: install
+install: ## Install the binaries (tessera, kubectl plugins) into GOBIN
+	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/...
+
+$(BIN)/kubectl:
+	cd hack/tools/kubectl && $(GO) build -o $(BIN)/kubectl .
+
+.PHONY: kubectl
+kubectl: $(KUBECTL) ## Make sure a kubectl is available (builds one when the machine has none)
+
+.PHONY: test
+test: kubectl ## Run unit and integration tests (what CI runs)
+	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./...
+
+.PHONY: test-unit
+test-unit: ## Run unit tests only
+	$(GO) test -short ./pkg/... ./shard/...
+
+.PHONY: test-integration
+test-integration: kubectl ## Run the integration tests only
+	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./test/integration/...
+
+.PHONY: bench
+bench: ## Run the benchmarks and print their figures
+	$(GO) run ./test/bench/shard
+
+.PHONY: codegen
+codegen: ## Regenerate deepcopy and OpenAPI code
+	hack/update-codegen.sh
+
+.PHONY: verify
+verify: ## Check formatting, vet and generated code
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+	hack/verify-codegen.sh
+
+.PHONY: lint
+lint: verify ## Alias of verify
+
+.PHONY: clean
+clean: ## Remove build output and the local root directory
+	rm -rf $(BIN) $(ROOT_DIR)

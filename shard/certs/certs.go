@@ -1,0 +1,214 @@
+// Package certs creates and keeps the shard's certificate authority, its
+// serving certificate and the admin client certificate under the root
+// directory. A later start reuses what an earlier one created.
+package certs
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// Pair names a certificate file and its key file.
+type Pair struct {
+	CertFile string
+	KeyFile  string
+}
+
+// Files are the certificate files of a shard.
+type Files struct {
+	CA      Pair
+	Serving Pair
+	Admin   Pair
+}
+
+// AdminUser is the user name of the admin client certificate.
+const AdminUser = "shard-admin"
+
+// AdminGroup is the group of the admin client certificate.
+const AdminGroup = "system:masters"
+
+const validity = 10 * 365 * 24 * time.Hour
+
+// Ensure makes sure dir holds a CA, a serving certificate for the given
+// hosts and an admin client certificate, creating what is missing. A serving
+// certificate that does not cover every host is replaced.
+func Ensure(dir string, hosts []string) (Files, error) {
+	f := Files{
+		CA:      Pair{filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")},
+		Serving: Pair{filepath.Join(dir, "apiserver.crt"), filepath.Join(dir, "apiserver.key")},
+		Admin:   Pair{filepath.Join(dir, "admin.crt"), filepath.Join(dir, "admin.key")},
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return f, err
+	}
+	ca, caKey, err := ensureCA(f.CA)
+	if err != nil {
+		return f, fmt.Errorf("certificate authority: %w", err)
+	}
+	if err := ensureServing(f.Serving, ca, caKey, hosts); err != nil {
+		return f, fmt.Errorf("serving certificate: %w", err)
+	}
+	if err := ensureClient(f.Admin, ca, caKey, AdminUser, []string{AdminGroup}); err != nil {
+		return f, fmt.Errorf("admin client certificate: %w", err)
+	}
+	return f, nil
+}
+
+func exists(p Pair) (bool, error) {
+	_, errC := os.Stat(p.CertFile)
+	_, errK := os.Stat(p.KeyFile)
+	switch {
+	case errC == nil && errK == nil:
+		return true, nil
+	case errors.Is(errC, os.ErrNotExist) || errors.Is(errK, os.ErrNotExist):
+		return false, nil
+	case errC != nil:
+		return false, errC
+	default:
+		return false, errK
+	}
+}
+
+func load(p Pair) (*x509.Certificate, crypto.Signer, error) {
+	certs, err := certutil.CertsFromFile(p.CertFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := keyutil.PrivateKeyFromFile(p.KeyFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: key cannot sign", p.KeyFile)
+	}
+	return certs[0], signer, nil
+}
+
+func ensureCA(p Pair) (*x509.Certificate, crypto.Signer, error) {
+	ok, err := exists(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok {
+		return load(p)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "tessera-ca"}, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := write(p, ca, key); err != nil {
+		return nil, nil, err
+	}
+	return ca, key, nil
+}
+
+func ensureServing(p Pair, ca *x509.Certificate, caKey crypto.Signer, hosts []string) error {
+	ok, err := exists(p)
+	if err != nil {
+		return err
+	}
+	if ok {
+		cert, _, err := load(p)
+		if err == nil && covers(cert, hosts) && cert.CheckSignatureFrom(ca) == nil && time.Now().Before(cert.NotAfter) {
+			return nil
+		}
+	}
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "tessera"},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	return sign(p, tmpl, ca, caKey)
+}
+
+func covers(cert *x509.Certificate, hosts []string) bool {
+	for _, h := range hosts {
+		if cert.VerifyHostname(h) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func ensureClient(p Pair, ca *x509.Certificate, caKey crypto.Signer, user string, groups []string) error {
+	ok, err := exists(p)
+	if err != nil {
+		return err
+	}
+	if ok {
+		cert, _, err := load(p)
+		if err == nil && cert.CheckSignatureFrom(ca) == nil && time.Now().Before(cert.NotAfter) {
+			return nil
+		}
+	}
+	return sign(p, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: user, Organization: groups},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, ca, caKey)
+}
+
+// sign completes tmpl, signs it with the CA and writes it with a new key.
+func sign(p Pair, tmpl *x509.Certificate, ca *x509.Certificate, caKey crypto.Signer) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return err
+	}
+	tmpl.SerialNumber = serial
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = time.Now().Add(validity)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), caKey)
+	if err != nil {
+		return err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return err
+	}
+	return write(p, cert, key)
+}
+
+func write(p Pair, cert *x509.Certificate, key crypto.Signer) error {
+	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err != nil {
+		return err
+	}
+	if err := keyutil.WriteKey(p.KeyFile, keyPEM); err != nil {
+		return err
+	}
+	certPEM, err := certutil.EncodeCertificates(cert)
+	if err != nil {
+		return err
+	}
+	return certutil.WriteCert(p.CertFile, certPEM)
+}

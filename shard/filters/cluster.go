@@ -1,0 +1,68 @@
+// Package filters holds the shard's HTTP filters that make one server serve
+// many logical clusters.
+package filters
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// ClusterPrefix is the path prefix that addresses a logical cluster.
+const ClusterPrefix = "/clusters/"
+
+// WithCluster strips /clusters/<name> from the path and puts the cluster in
+// the request context, so everything after it sees a normal Kubernetes path.
+// Requests without the prefix address the shard-local system:admin cluster.
+func WithCluster(handler http.Handler, codecs runtime.NegotiatedSerializer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		cluster, rest, err := parse(req.URL.Path)
+		if err != nil {
+			responsewriters.ErrorNegotiated(err, codecs, schemaless, w, req)
+			return
+		}
+		if rest != req.URL.Path {
+			r := req.Clone(logicalcluster.WithCluster(req.Context(), cluster))
+			r.URL.Path = rest
+			r.URL.RawPath = ""
+			r.RequestURI = rest
+			if r.URL.RawQuery != "" {
+				r.RequestURI += "?" + r.URL.RawQuery
+			}
+			req = r
+		} else {
+			req = req.WithContext(logicalcluster.WithCluster(req.Context(), cluster))
+		}
+		handler.ServeHTTP(w, req)
+	})
+}
+
+// parse splits a request path into its cluster and the path within it.
+func parse(path string) (logicalcluster.Cluster, string, error) {
+	if !strings.HasPrefix(path, ClusterPrefix) {
+		if path == "/clusters" {
+			return logicalcluster.Cluster{}, "", apierrors.NewBadRequest("a logical cluster name is required after /clusters/")
+		}
+		return logicalcluster.Cluster{Name: logicalcluster.SystemAdmin}, path, nil
+	}
+	rest := path[len(ClusterPrefix):]
+	name, rest, _ := strings.Cut(rest, "/")
+	rest = "/" + rest
+	if unescaped, err := url.PathUnescape(name); err == nil {
+		name = unescaped
+	}
+	if name == string(logicalcluster.Wildcard) {
+		return logicalcluster.Cluster{Wildcard: true}, rest, nil
+	}
+	if !logicalcluster.IsValidPath(name) {
+		return logicalcluster.Cluster{}, "", apierrors.NewBadRequest(fmt.Sprintf("invalid logical cluster name %q: %s", name, logicalcluster.ValidationMessage))
+	}
+	return logicalcluster.Cluster{Name: logicalcluster.Name(name)}, rest, nil
+}

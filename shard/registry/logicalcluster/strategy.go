@@ -1,0 +1,187 @@
+// Package logicalcluster serves core.kcp.io/v1alpha1 LogicalClusters: the
+// singleton object named "cluster" whose existence defines a logical cluster.
+package logicalcluster
+
+import (
+	"context"
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// Finalizer keeps a deleted LogicalCluster until every object of its logical
+// cluster is gone.
+const Finalizer = "core.kcp.io/logicalcluster-deletion"
+
+type strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+}
+
+func newStrategy(typer runtime.ObjectTyper) strategy {
+	return strategy{typer, names.SimpleNameGenerator}
+}
+
+func (strategy) NamespaceScoped() bool { return false }
+
+func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		fieldpath.APIVersion(corev1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
+	}
+}
+
+// PrepareForCreate starts the logical cluster in phase Initializing with the
+// initializers of its spec, or Ready when it has none.
+func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
+	lc := obj.(*corev1alpha1.LogicalCluster)
+	lc.Status = corev1alpha1.LogicalClusterStatus{}
+	lc.Status.Initializers = append([]corev1alpha1.LogicalClusterInitializer(nil), lc.Spec.Initializers...)
+	if len(lc.Status.Initializers) > 0 {
+		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseInitializing
+	} else {
+		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	}
+	if !hasFinalizer(lc.Finalizers) {
+		lc.Finalizers = append(lc.Finalizers, Finalizer)
+	}
+}
+
+func hasFinalizer(fs []string) bool {
+	for _, f := range fs {
+		if f == Finalizer {
+			return true
+		}
+	}
+	return false
+}
+
+func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	lc := obj.(*corev1alpha1.LogicalCluster)
+	lc.Status = old.(*corev1alpha1.LogicalCluster).Status
+}
+
+func (strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	lc := obj.(*corev1alpha1.LogicalCluster)
+	errs := validation.ValidateObjectMeta(&lc.ObjectMeta, false, validation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	if lc.Name != corev1alpha1.LogicalClusterName {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), lc.Name,
+			fmt.Sprintf("the LogicalCluster of a logical cluster must be named %q", corev1alpha1.LogicalClusterName)))
+	}
+	if p, ok := lc.Annotations[logicalcluster.PathAnnotationKey]; ok && !logicalcluster.IsValidPath(p) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(logicalcluster.PathAnnotationKey), p, logicalcluster.ValidationMessage))
+	}
+	return append(errs, validateSpec(&lc.Spec, field.NewPath("spec"))...)
+}
+
+func validateSpec(spec *corev1alpha1.LogicalClusterSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if o := spec.Owner; o != nil {
+		op := p.Child("owner")
+		for name, v := range map[string]string{"apiVersion": o.APIVersion, "resource": o.Resource, "name": o.Name, "cluster": o.Cluster, "uid": string(o.UID)} {
+			if v == "" {
+				errs = append(errs, field.Required(op.Child(name), ""))
+			}
+		}
+	}
+	seen := map[corev1alpha1.LogicalClusterInitializer]bool{}
+	for i, in := range spec.Initializers {
+		if in == "" {
+			errs = append(errs, field.Required(p.Child("initializers").Index(i), ""))
+		}
+		if seen[in] {
+			errs = append(errs, field.Duplicate(p.Child("initializers").Index(i), in))
+		}
+		seen[in] = true
+	}
+	return errs
+}
+
+func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	lc, oldLC := obj.(*corev1alpha1.LogicalCluster), old.(*corev1alpha1.LogicalCluster)
+	errs := validation.ValidateObjectMetaUpdate(&lc.ObjectMeta, &oldLC.ObjectMeta, field.NewPath("metadata"))
+	errs = append(errs, validateSpec(&lc.Spec, field.NewPath("spec"))...)
+	if !apiequality.Semantic.DeepEqual(lc.Spec.Owner, oldLC.Spec.Owner) && oldLC.Spec.Owner != nil {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "owner"), "the owner of a logical cluster cannot change"))
+	}
+	if !apiequality.Semantic.DeepEqual(lc.Spec.Initializers, oldLC.Spec.Initializers) {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "initializers"), "initializers are immutable"))
+	}
+	return errs
+}
+
+func (strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }
+func (strategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {
+	return nil
+}
+func (strategy) AllowCreateOnUpdate(context.Context) bool      { return false }
+func (strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
+func (strategy) Canonicalize(obj runtime.Object)               {}
+
+// statusStrategy updates status only. Initializers can only be removed, and
+// the logical cluster becomes Ready when the last one is gone.
+type statusStrategy struct{ strategy }
+
+func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		fieldpath.APIVersion(corev1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(
+			fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"), fieldpath.MakePathOrDie("metadata", "annotations")),
+	}
+}
+
+func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	lc, oldLC := obj.(*corev1alpha1.LogicalCluster), old.(*corev1alpha1.LogicalCluster)
+	lc.Spec = oldLC.Spec
+	lc.Labels, lc.Annotations = oldLC.Labels, oldLC.Annotations
+	if lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing && len(lc.Status.Initializers) == 0 {
+		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	}
+}
+
+func (statusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	lc, oldLC := obj.(*corev1alpha1.LogicalCluster), old.(*corev1alpha1.LogicalCluster)
+	errs := validation.ValidateObjectMetaUpdate(&lc.ObjectMeta, &oldLC.ObjectMeta, field.NewPath("metadata"))
+	had := map[corev1alpha1.LogicalClusterInitializer]bool{}
+	for _, in := range oldLC.Status.Initializers {
+		had[in] = true
+	}
+	for i, in := range lc.Status.Initializers {
+		if !had[in] {
+			errs = append(errs, field.Forbidden(field.NewPath("status", "initializers").Index(i), "initializers can only be removed"))
+		}
+	}
+	switch lc.Status.Phase {
+	case "", corev1alpha1.LogicalClusterPhaseScheduling, corev1alpha1.LogicalClusterPhaseInitializing,
+		corev1alpha1.LogicalClusterPhaseReady, corev1alpha1.LogicalClusterPhaseUnavailable:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("status", "phase"), lc.Status.Phase,
+			[]corev1alpha1.LogicalClusterPhaseType{corev1alpha1.LogicalClusterPhaseScheduling, corev1alpha1.LogicalClusterPhaseInitializing,
+				corev1alpha1.LogicalClusterPhaseReady, corev1alpha1.LogicalClusterPhaseUnavailable}))
+	}
+	if lc.Status.Phase == corev1alpha1.LogicalClusterPhaseReady && len(lc.Status.Initializers) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("status", "phase"), lc.Status.Phase, "a logical cluster with initializers left cannot be Ready"))
+	}
+	return errs
+}
+
+// GetAttrs returns labels and fields for selectors.
+func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	lc, ok := obj.(*corev1alpha1.LogicalCluster)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a LogicalCluster: %T", obj)
+	}
+	return lc.Labels, fields.Set{"metadata.name": lc.Name, "status.phase": string(lc.Status.Phase)}, nil
+}
+
+var _ rest.RESTCreateStrategy = strategy{}
+var _ rest.RESTUpdateStrategy = statusStrategy{}

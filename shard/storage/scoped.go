@@ -1,0 +1,102 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/storage"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// scoped rewrites registry keys into cluster-aware keys, using the cluster of
+// the request context.
+type scoped struct {
+	storage.Interface
+	prefix string
+}
+
+var _ storage.Interface = &scoped{}
+
+// key returns the cluster-aware key for a request that addresses one object
+// or one cluster. Wildcard requests may only read whole prefixes.
+func (s *scoped) key(ctx context.Context, key string, wildcardOK bool) (string, error) {
+	c, ok := logicalcluster.ClusterFrom(ctx)
+	if !ok {
+		return "", errors.NewInternalError(fmt.Errorf("no logical cluster in the request context for key %q", key))
+	}
+	if c.Wildcard {
+		if !wildcardOK {
+			return "", errors.NewBadRequest("this operation is not allowed across all logical clusters")
+		}
+		if key != s.prefix {
+			return "", errors.NewBadRequest("a request across all logical clusters cannot be namespaced")
+		}
+		return key, nil
+	}
+	return clusterKey(s.prefix, c.Name, key)
+}
+
+func (s *scoped) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	k, err := s.key(ctx, key, false)
+	if err != nil {
+		return err
+	}
+	return s.Interface.Create(ctx, k, obj, out, ttl)
+}
+
+func (s *scoped) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
+	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
+	k, err := s.key(ctx, key, false)
+	if err != nil {
+		return err
+	}
+	return s.Interface.Delete(ctx, k, out, preconditions, validateDeletion, cachedExistingObject, opts)
+}
+
+func (s *scoped) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
+	k, err := s.key(ctx, key, opts.Recursive)
+	if err != nil {
+		return nil, err
+	}
+	opts.Predicate = withoutIndexes(opts.Predicate)
+	return s.Interface.Watch(ctx, k, opts)
+}
+
+func (s *scoped) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
+	k, err := s.key(ctx, key, false)
+	if err != nil {
+		return err
+	}
+	return s.Interface.Get(ctx, k, opts, objPtr)
+}
+
+func (s *scoped) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	k, err := s.key(ctx, key, opts.Recursive)
+	if err != nil {
+		return err
+	}
+	opts.Predicate = withoutIndexes(opts.Predicate)
+	return s.Interface.GetList(ctx, k, opts, listObj)
+}
+
+func (s *scoped) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	k, err := s.key(ctx, key, false)
+	if err != nil {
+		return err
+	}
+	return s.Interface.GuaranteedUpdate(ctx, k, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject)
+}
+
+// withoutIndexes drops watch-cache index hints: an index lookup in the watch
+// cache skips the key-prefix filter and would return objects of every
+// cluster. The prefix scan is already O(objects in the cluster).
+func withoutIndexes(p storage.SelectionPredicate) storage.SelectionPredicate {
+	p.IndexFields = nil
+	p.IndexLabels = nil
+	return p
+}

@@ -91,3 +91,10 @@ func CacheKeyFunc(prefix string, keyFunc func(obj runtime.Object) (string, error
 		return clusterKey(prefix, cluster, key)
 	}
 }
+
+// ClusterAware wraps a raw etcd3 store with the cluster-aware layers, without
+// a watch cache (used for custom resources, whose stores share one etcd
+// client).
+func ClusterAware(raw storage.Interface, resourcePrefix string) storage.Interface {
+	return &scoped{Interface: &annotating{Interface: raw, prefix: resourcePrefix}, prefix: resourcePrefix}
+}

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +33,9 @@ type RESTOptionsGetter struct {
 	Prefixes map[schema.GroupResource]string
 	// StorageVersions overrides the version objects are encoded in.
 	StorageVersions map[schema.GroupResource]schema.GroupVersion
+
+	mu     sync.Mutex
+	served map[string]bool
 }
 
 var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
@@ -64,6 +69,13 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	if err != nil {
 		return generic.RESTOptions{}, fmt.Errorf("building the storage codec for %s: %w", resource, err)
 	}
+	prefix := g.prefix(resource)
+	g.mu.Lock()
+	if g.served == nil {
+		g.served = map[string]bool{}
+	}
+	g.served[prefix] = true
+	g.mu.Unlock()
 	cfg := g.Backend.ForResource(resource)
 	cfg.Codec = codec
 	cfg.EncodeVersioner = encodeVersioner
@@ -72,8 +84,20 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 		Decorator:               Decorator(g.Cached),
 		EnableGarbageCollection: true,
 		DeleteCollectionWorkers: 1,
-		ResourcePrefix:          g.prefix(resource),
+		ResourcePrefix:          prefix,
 	}, nil
+}
+
+// ResourcePrefixes returns the resource prefixes of every store built so far.
+func (g *RESTOptionsGetter) ResourcePrefixes() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, 0, len(g.served))
+	for p := range g.served {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (g *RESTOptionsGetter) prefix(resource schema.GroupResource) string {

@@ -1,0 +1,269 @@
+package customresources
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// fakeValue counts how often the cache stopped and destroyed it.
+type fakeValue struct {
+	id        int
+	stopped   atomic.Int32
+	destroyed atomic.Int32
+}
+
+func (v *fakeValue) stop()    { v.stopped.Add(1) }
+func (v *fakeValue) destroy() { v.destroyed.Add(1) }
+
+// fakeClock is a clock the test moves.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Step(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// testCache is a cache of fakeValues that counts builds.
+type testCache struct {
+	*stateCache[*fakeValue]
+	builds atomic.Int32
+	clock  *fakeClock
+}
+
+func newTestCache(maxEntries int, idle time.Duration) *testCache {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	return &testCache{stateCache: newStateCache[*fakeValue](maxEntries, idle, clock.Now), clock: clock}
+}
+
+func (c *testCache) get(t *testing.T, key stateKey, version stateVersion) (*fakeValue, func()) {
+	t.Helper()
+	v, release, err := c.acquire(key, version, func() (*fakeValue, error) {
+		return &fakeValue{id: int(c.builds.Add(1))}, nil
+	})
+	if err != nil {
+		t.Fatalf("acquire(%v): %v", key, err)
+	}
+	return v, release
+}
+
+func key(cluster, crd string) stateKey {
+	return stateKey{cluster: logicalcluster.Name(cluster), crd: crd}
+}
+
+func crdVersion(cluster, rv string) stateVersion {
+	return stateVersion{cluster: logicalcluster.Name(cluster), uid: "uid", resourceVersion: rv}
+}
+
+func TestCacheBuildsOnce(t *testing.T) {
+	c := newTestCache(10, time.Minute)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	values := make([]*fakeValue, 8)
+	for i := range values {
+		wg.Go(func() {
+			v, release, err := c.acquire(key("a", "widgets.example.com"), crdVersion("a", "1"), func() (*fakeValue, error) {
+				<-gate
+				return &fakeValue{id: int(c.builds.Add(1))}, nil
+			})
+			if err != nil {
+				t.Errorf("acquire: %v", err)
+				return
+			}
+			defer release()
+			values[i] = v
+		})
+	}
+	close(gate)
+	wg.Wait()
+	if n := c.builds.Load(); n != 1 {
+		t.Fatalf("built %d times, want 1", n)
+	}
+	for i, v := range values {
+		if v != values[0] {
+			t.Errorf("caller %d got value %d, want the shared value %d", i, v.id, values[0].id)
+		}
+	}
+	if v, release := c.get(t, key("a", "widgets.example.com"), crdVersion("a", "1")); v != values[0] {
+		t.Errorf("a later acquire got value %d, want %d", v.id, values[0].id)
+	} else {
+		release()
+	}
+	if values[0].destroyed.Load() != 0 {
+		t.Error("a cached value was destroyed")
+	}
+}
+
+func TestCacheRebuildsOnNewVersion(t *testing.T) {
+	c := newTestCache(10, time.Minute)
+	k := key("a", "widgets.example.com")
+	old, releaseOld := c.get(t, k, crdVersion("a", "1"))
+
+	// A request still uses the old value: it is stopped at once, destroyed later.
+	v2, release := c.get(t, k, crdVersion("a", "2"))
+	release()
+	if v2 == old {
+		t.Fatal("a new CRD version got the old value")
+	}
+	if old.stopped.Load() != 1 || old.destroyed.Load() != 0 {
+		t.Fatalf("while in use: stopped %d destroyed %d, want 1 0", old.stopped.Load(), old.destroyed.Load())
+	}
+	releaseOld()
+	releaseOld() // idempotent
+	if old.destroyed.Load() != 1 {
+		t.Fatalf("after the last release: destroyed %d, want 1", old.destroyed.Load())
+	}
+
+	// A request that looked up the CRD before the update keeps the newer state.
+	stale, release := c.get(t, k, crdVersion("a", "1"))
+	release()
+	if stale != v2 {
+		t.Error("a stale resourceVersion replaced the state of a newer one")
+	}
+
+	// Another UID is another version too.
+	v3, release, err := c.acquire(k, stateVersion{cluster: "a", uid: "other", resourceVersion: "2"}, func() (*fakeValue, error) { return &fakeValue{id: 3}, nil })
+	if err != nil || v3 == v2 {
+		t.Fatal("a new CRD UID got the old value")
+	}
+	release()
+	if v2.destroyed.Load() != 1 {
+		t.Errorf("replaced value destroyed %d times, want 1", v2.destroyed.Load())
+	}
+	if n := c.len(); n != 1 {
+		t.Errorf("len = %d, want 1", n)
+	}
+}
+
+func TestCacheReleasesIdle(t *testing.T) {
+	c := newTestCache(10, time.Minute)
+	idle, release := c.get(t, key("a", "widgets.example.com"), crdVersion("a", "1"))
+	release()
+	busy, releaseBusy := c.get(t, key("b", "widgets.example.com"), crdVersion("b", "1"))
+
+	c.clock.Step(2 * time.Minute)
+	// Expiry is lazy: the next acquire sweeps.
+	_, release = c.get(t, key("c", "widgets.example.com"), crdVersion("c", "1"))
+	release()
+	if idle.stopped.Load() != 1 || idle.destroyed.Load() != 1 {
+		t.Errorf("idle value: stopped %d destroyed %d, want 1 1", idle.stopped.Load(), idle.destroyed.Load())
+	}
+	if busy.destroyed.Load() != 0 || busy.stopped.Load() != 0 {
+		t.Error("a value in use was released as idle")
+	}
+	releaseBusy()
+
+	c.clock.Step(2 * time.Minute)
+	c.sweep()
+	if busy.destroyed.Load() != 1 {
+		t.Error("the value that became idle was not released by sweep")
+	}
+	if n := c.len(); n != 0 {
+		t.Errorf("len = %d, want 0", n)
+	}
+}
+
+func TestCacheRespectsBound(t *testing.T) {
+	c := newTestCache(2, time.Hour)
+	a, release := c.get(t, key("a", "w"), crdVersion("a", "1"))
+	release()
+	b, release := c.get(t, key("b", "w"), crdVersion("b", "1"))
+	release()
+	// Touch a: b is now the least recently used.
+	_, release = c.get(t, key("a", "w"), crdVersion("a", "1"))
+	release()
+	_, release = c.get(t, key("c", "w"), crdVersion("c", "1"))
+	release()
+	if n := c.len(); n != 2 {
+		t.Fatalf("len = %d, want 2", n)
+	}
+	if b.destroyed.Load() != 1 {
+		t.Error("the least recently used value was not destroyed")
+	}
+	if a.destroyed.Load() != 0 {
+		t.Error("a recently used value was destroyed")
+	}
+
+	// Values in use are evicted last.
+	inUse, releaseInUse := c.get(t, key("a", "w"), crdVersion("a", "1"))
+	_, release = c.get(t, key("c", "w"), crdVersion("c", "1"))
+	release()
+	_, release = c.get(t, key("d", "w"), crdVersion("d", "1"))
+	release()
+	if inUse.stopped.Load() != 0 {
+		t.Error("a value in use was evicted while an unused one was there")
+	}
+	releaseInUse()
+	if n := c.builds.Load(); n != 4 {
+		t.Errorf("built %d values, want 4", n)
+	}
+}
+
+func TestCacheDoesNotCacheFailures(t *testing.T) {
+	c := newTestCache(10, time.Minute)
+	k := key("a", "w")
+	boom := errors.New("boom")
+	if _, _, err := c.acquire(k, crdVersion("a", "1"), func() (*fakeValue, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want %v", err, boom)
+	}
+	if n := c.len(); n != 0 {
+		t.Fatalf("len = %d after a failed build, want 0", n)
+	}
+	_, release := c.get(t, k, crdVersion("a", "1"))
+	release()
+	if n := c.builds.Load(); n != 1 {
+		t.Errorf("built %d values, want 1", n)
+	}
+}
+
+func TestCacheInvalidate(t *testing.T) {
+	c := newTestCache(10, time.Minute)
+	inA, release := c.get(t, key("a", "w"), crdVersion("a", "1"))
+	release()
+	inB, release := c.get(t, key("b", "w"), crdVersion("b", "1"))
+	release()
+	wildcardFromA, release := c.get(t, key("*", "w"), crdVersion("a", "1"))
+	release()
+	other, release := c.get(t, key("a", "other"), crdVersion("a", "1"))
+	release()
+
+	c.invalidate("a", "w")
+	for name, tc := range map[string]struct {
+		v    *fakeValue
+		want int32
+	}{
+		"a/w": {inA, 1}, "b/w": {inB, 0}, "*/w built from a": {wildcardFromA, 1}, "a/other": {other, 0},
+	} {
+		if got := tc.v.destroyed.Load(); got != tc.want {
+			t.Errorf("%s destroyed %d times, want %d", name, got, tc.want)
+		}
+	}
+
+	wildcardFromB, release := c.get(t, key("*", "w"), crdVersion("b", "1"))
+	release()
+	c.invalidate("a", "w")
+	if wildcardFromB.destroyed.Load() != 0 {
+		t.Error("invalidating a's CRD dropped the wildcard state built from b's")
+	}
+
+	c.close()
+	for _, v := range []*fakeValue{inB, other, wildcardFromB} {
+		if v.destroyed.Load() != 1 {
+			t.Errorf("value %d not destroyed by close", v.id)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package customresources
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// CRDGetter returns the CustomResourceDefinition serving group/resource
+// (resource is the plural name) in a logical cluster, or an error for which
+// apierrors.IsNotFound is true.
+type CRDGetter func(cluster logicalcluster.Name, group, resource string) (*apiextensionsv1.CustomResourceDefinition, error)
+
+// AnyCRDGetter returns a CustomResourceDefinition serving group/resource in
+// any logical cluster of the shard, or an error for which apierrors.IsNotFound
+// is true. It serves wildcard (/clusters/*) list and watch requests.
+type AnyCRDGetter func(group, resource string) (*apiextensionsv1.CustomResourceDefinition, error)
+
+// Defaults for the serving-state cache.
+const (
+	// DefaultIdleTimeout is how long an unused serving state is kept.
+	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultMaxEntries bounds the number of cached serving states.
+	DefaultMaxEntries = 1000
+	// DefaultMinRequestTimeout is the lower bound of a watch's random timeout.
+	DefaultMinRequestTimeout = 30 * time.Minute
+)
+
+// Config is what a Handler needs.
+type Config struct {
+	// CRDs finds the CRD of a request. Required.
+	CRDs CRDGetter
+	// AnyCRD finds the CRD whose schema serves wildcard list and watch
+	// requests. When nil, wildcard requests for custom resources get 404.
+	AnyCRD AnyCRDGetter
+	// RESTOptionsGetter hands out the storage of every CRD version; see the
+	// package documentation for what it must provide. Required.
+	RESTOptionsGetter generic.RESTOptionsGetter
+	// Authorizer authorizes the create part of create-on-update and
+	// server-side apply. Required.
+	Authorizer authorizer.UnconditionalAuthorizer
+	// Admission runs on writes; may be nil.
+	Admission admission.Interface
+	// MaxRequestBodyBytes limits write request bodies; 0 means no limit.
+	MaxRequestBodyBytes int64
+	// MinRequestTimeout is the lower bound of a watch's random timeout.
+	MinRequestTimeout time.Duration
+	// NotFound serves requests that no CRD serves. When nil, they get a
+	// NotFound Status.
+	NotFound http.Handler
+	// IdleTimeout releases serving state unused this long.
+	IdleTimeout time.Duration
+	// MaxEntries bounds the number of cached serving states (LRU).
+	MaxEntries int
+}
+
+// complete checks the required fields and fills in defaults.
+func (c Config) complete() (Config, error) {
+	var errs []error
+	if c.CRDs == nil {
+		errs = append(errs, errors.New("CRDs is required"))
+	}
+	if c.RESTOptionsGetter == nil {
+		errs = append(errs, errors.New("RESTOptionsGetter is required"))
+	}
+	if c.Authorizer == nil {
+		errs = append(errs, errors.New("Authorizer is required"))
+	}
+	if c.MaxRequestBodyBytes < 0 {
+		errs = append(errs, errors.New("MaxRequestBodyBytes must not be negative"))
+	}
+	if c.IdleTimeout < 0 || c.MaxEntries < 0 || c.MinRequestTimeout < 0 {
+		errs = append(errs, errors.New("IdleTimeout, MaxEntries and MinRequestTimeout must not be negative"))
+	}
+	if len(errs) > 0 {
+		return c, utilerrors.NewAggregate(errs)
+	}
+	if c.Admission == nil {
+		c.Admission = admission.NewChainHandler()
+	}
+	if c.MinRequestTimeout == 0 {
+		c.MinRequestTimeout = DefaultMinRequestTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxEntries == 0 {
+		c.MaxEntries = DefaultMaxEntries
+	}
+	return c, nil
+}

@@ -1,0 +1,225 @@
+package customresources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/conversion"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/audit"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/warning"
+	"k8s.io/klog/v2"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// Handler serves custom resources of every logical cluster of a shard.
+type Handler struct {
+	config     Config
+	scheme     *runtime.Scheme
+	codecs     serializer.CodecFactory
+	converters *conversion.CRConverterFactory
+	states     *stateCache[*servingState]
+}
+
+var _ http.Handler = &Handler{}
+
+// New returns a Handler. It starts nothing; see Run.
+func New(c Config) (*Handler, error) {
+	c, err := c.complete()
+	if err != nil {
+		return nil, fmt.Errorf("invalid custom resource handler configuration: %w", err)
+	}
+	// Webhook conversion is refused before the factory is asked, so it needs
+	// no service or authentication resolver.
+	converters, err := conversion.NewCRConverterFactory(nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("creating the custom resource converter factory: %w", err)
+	}
+	scheme := newScheme()
+	return &Handler{
+		config:     c,
+		scheme:     scheme,
+		codecs:     serializer.NewCodecFactory(scheme),
+		converters: converters,
+		states:     newStateCache[*servingState](c.MaxEntries, c.IdleTimeout, time.Now),
+	}, nil
+}
+
+// Invalidate drops the cached serving state of a CRD in a logical cluster
+// (and the wildcard serving state if it was built from that CRD). Call it
+// from a CRD informer on update and delete; the next request rebuilds the
+// state. Watches served from the dropped state end.
+func (h *Handler) Invalidate(cluster logicalcluster.Name, crdName string) {
+	h.states.invalidate(cluster, crdName)
+}
+
+// Run releases idle serving state periodically until ctx is done, then
+// releases all of it. It is optional: without it, idle state is released
+// lazily by later requests.
+func (h *Handler) Run(ctx context.Context) {
+	ticker := time.NewTicker(h.states.sweepInterval())
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			h.Destroy()
+			return
+		case <-ticker.C:
+			h.states.sweep()
+		}
+	}
+}
+
+// Destroy releases all serving state: watches end, and stores are
+// destroyed when their last request returns. Later requests build new
+// state.
+func (h *Handler) Destroy() {
+	h.states.close()
+}
+
+// ServeHTTP serves a custom resource request, or hands it to
+// Config.NotFound when no CRD serves it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if audit.AuditContextFrom(req.Context()) == nil {
+		// The endpoint handlers record patches and the like in the audit
+		// context, which the server chain normally sets up.
+		req = req.WithContext(audit.WithAuditContext(req.Context()))
+	}
+	ctx := req.Context()
+	info, ok := request.RequestInfoFrom(ctx)
+	if !ok {
+		h.fail(w, req, schema.GroupVersion{}, apierrors.NewInternalError(errors.New("no RequestInfo in the request context")))
+		return
+	}
+	gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+	if !info.IsResourceRequest || info.APIPrefix != "apis" || info.APIGroup == "" {
+		h.notFound(w, req, info)
+		return
+	}
+	cluster, ok := logicalcluster.ClusterFrom(ctx)
+	if !ok {
+		h.fail(w, req, gv, apierrors.NewInternalError(errors.New("no logical cluster in the request context")))
+		return
+	}
+	if cluster.Wildcard {
+		if err := checkWildcard(info); err != nil {
+			h.fail(w, req, gv, err)
+			return
+		}
+	}
+
+	crd, err := h.lookup(cluster, info)
+	if apierrors.IsNotFound(err) {
+		h.notFound(w, req, info)
+		return
+	}
+	logger := klog.FromContext(ctx).WithValues("cluster", clusterName(cluster), "group", info.APIGroup, "resource", info.Resource)
+	if err != nil {
+		logger.Error(err, "Cannot look up the CustomResourceDefinition")
+		h.fail(w, req, gv, apierrors.NewInternalError(fmt.Errorf("cannot look up the CustomResourceDefinition of %s: %w", schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, err)))
+		return
+	}
+	if !servable(crd, info) {
+		h.notFound(w, req, info)
+		return
+	}
+	h.serve(w, req, logger, info, cluster, crd)
+}
+
+// serve serves a request with the serving state of crd, building it if
+// needed.
+func (h *Handler) serve(w http.ResponseWriter, req *http.Request, logger klog.Logger, info *request.RequestInfo,
+	cluster logicalcluster.Cluster, crd *apiextensionsv1.CustomResourceDefinition) {
+	gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+	key, version := stateIdentity(cluster, crd)
+	state, release, err := h.states.acquire(key, version, func() (*servingState, error) {
+		return h.buildState(logger, crd)
+	})
+	if err != nil {
+		logger.Error(err, "Cannot serve the custom resources of a CustomResourceDefinition", "crd", crd.Name)
+		h.fail(w, req, gv, servingError(crd, err))
+		return
+	}
+	defer release()
+	// The state may come from a later resourceVersion of the CRD that no
+	// longer serves the version.
+	vs := state.versions[info.APIVersion]
+	if vs == nil {
+		h.notFound(w, req, info)
+		return
+	}
+	terminating := crd.DeletionTimestamp != nil || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
+	handler, err := h.endpoint(info, vs, terminating)
+	if err != nil {
+		h.fail(w, req, gv, err)
+		return
+	}
+	for _, msg := range vs.warnings {
+		warning.AddWarning(req.Context(), "", msg)
+	}
+	if info.Verb == "watch" {
+		// End the watch when the state leaves the cache, before its stores
+		// are destroyed.
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		defer context.AfterFunc(state.ctx, cancel)()
+		req = req.WithContext(ctx)
+	}
+	handler.ServeHTTP(w, req)
+}
+
+// stateIdentity returns the cache key of the serving state of crd for a
+// request to cluster, and the version of crd it must be built from.
+func stateIdentity(cluster logicalcluster.Cluster, crd *apiextensionsv1.CustomResourceDefinition) (stateKey, stateVersion) {
+	key := stateKey{cluster: cluster.Name, crd: crd.Name}
+	origin := cluster.Name
+	if cluster.Wildcard {
+		key.cluster = logicalcluster.Wildcard
+		origin = logicalcluster.From(crd)
+	}
+	return key, stateVersion{cluster: origin, uid: crd.UID, resourceVersion: crd.ResourceVersion}
+}
+
+// servingError is what a client sees when a CRD's serving state cannot be
+// built.
+func servingError(crd *apiextensionsv1.CustomResourceDefinition, err error) error {
+	return apierrors.NewInternalError(fmt.Errorf("CustomResourceDefinition %s cannot be served: %w", crd.Name, err))
+}
+
+// notFound hands the request to Config.NotFound, or answers with a
+// NotFound Status.
+func (h *Handler) notFound(w http.ResponseWriter, req *http.Request, info *request.RequestInfo) {
+	if h.config.NotFound != nil {
+		h.config.NotFound.ServeHTTP(w, req)
+		return
+	}
+	gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+	if !info.IsResourceRequest {
+		h.fail(w, req, gv, apierrors.NewGenericServerResponse(http.StatusNotFound, info.Verb, schema.GroupResource{}, "", "", 0, false))
+		return
+	}
+	h.fail(w, req, gv, apierrors.NewNotFound(schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, info.Name))
+}
+
+// fail writes err as a Status.
+func (h *Handler) fail(w http.ResponseWriter, req *http.Request, gv schema.GroupVersion, err error) {
+	responsewriters.ErrorNegotiated(err, h.codecs, gv, w, req)
+}
+
+func clusterName(c logicalcluster.Cluster) logicalcluster.Name {
+	if c.Wildcard {
+		return logicalcluster.Wildcard
+	}
+	return c.Name
+}

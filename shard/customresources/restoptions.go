@@ -1,0 +1,106 @@
+package customresources
+
+import (
+	"fmt"
+
+	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor"
+	"k8s.io/apimachinery/pkg/runtime/serializer/recognizer"
+	"k8s.io/apimachinery/pkg/runtime/serializer/versioning"
+	"k8s.io/apiserver/pkg/features"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+)
+
+// ResourcePrefix is the etcd key prefix, below the storage prefix
+// (/registry), of the custom resources of group/resource in every logical
+// cluster; the storage decorator inserts the cluster after it.
+func ResourcePrefix(resource schema.GroupResource) string {
+	return "/" + resource.Group + "/" + resource.Resource + "/customresources"
+}
+
+// RESTOptionsGetter hands out the storage options of custom resources of
+// any group: Backend for the resource, through Decorator. It is what
+// Config.RESTOptionsGetter needs when the shard's getter only knows the
+// groups of its scheme.
+type RESTOptionsGetter struct {
+	// Backend is the etcd configuration (transport, /registry prefix,
+	// compaction, transformers).
+	Backend storagebackend.Config
+	// Decorator builds the cluster-aware store; see SharedEtcd.Decorator, or
+	// shard/storage.Decorator(false).
+	Decorator generic.StorageDecorator
+	// DeleteCollectionWorkers is how many deletes a deletecollection runs in
+	// parallel; at least 1.
+	DeleteCollectionWorkers int
+}
+
+var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
+
+// GetRESTOptions implements generic.RESTOptionsGetter. The codec is left to
+// the caller.
+func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	if g.Decorator == nil {
+		return generic.RESTOptions{}, fmt.Errorf("no storage decorator for %s", resource)
+	}
+	return generic.RESTOptions{
+		StorageConfig:           g.Backend.ForResource(resource),
+		Decorator:               g.Decorator,
+		EnableGarbageCollection: true,
+		DeleteCollectionWorkers: max(g.DeleteCollectionWorkers, 1),
+		ResourcePrefix:          ResourcePrefix(resource),
+	}, nil
+}
+
+// versionRESTOptions hands customresource.NewStorage the storage of one
+// version of a CRD: the configured getter's options with the
+// custom-resource key prefix and the version's codec.
+type versionRESTOptions struct {
+	getter generic.RESTOptionsGetter
+	codec  runtime.Codec
+	// storageVersion is what objects are encoded in.
+	storageVersion schema.GroupVersion
+}
+
+var _ generic.RESTOptionsGetter = versionRESTOptions{}
+
+func (o versionRESTOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := o.getter.GetRESTOptions(resource, example)
+	if err != nil {
+		return generic.RESTOptions{}, fmt.Errorf("getting the storage options of %s: %w", resource, err)
+	}
+	if opts.StorageConfig == nil {
+		return generic.RESTOptions{}, fmt.Errorf("the storage options of %s have no storage configuration", resource)
+	}
+	cfg := *opts.StorageConfig
+	cfg.Codec = o.codec
+	cfg.EncodeVersioner = o.storageVersion
+	opts.StorageConfig = &cfg
+	opts.ResourcePrefix = ResourcePrefix(resource)
+	// Object counts are polled per store; that would be a goroutine per
+	// cluster and CRD.
+	opts.CountMetricPollPeriod = 0
+	return opts, nil
+}
+
+// storageCodec returns the codec of one version's store: objects are
+// encoded as JSON (CBOR when the CBORServingAndStorage feature is on) in the
+// storage version; decoding accepts both, converts into the served version,
+// coerces by the schema (dropping unknown fields and malformed metadata,
+// repairing a missing generation) and applies defaults.
+func storageCodec(scheme *runtime.Scheme, converter runtime.ObjectConvertor, schemas *crdSchemas, storageVersion, version schema.GroupVersion) runtime.Codec {
+	ucbor := cbor.NewSerializer(unstructuredCreator{}, crdserverscheme.NewUnstructuredObjectTyper())
+	var encoder runtime.Encoder = unstructured.UnstructuredJSONScheme
+	if utilfeature.DefaultFeatureGate.Enabled(features.CBORServingAndStorage) {
+		encoder = ucbor
+	}
+	raw := runtime.NewCodec(encoder, recognizer.NewDecoder(ucbor, unstructured.UnstructuredJSONScheme))
+	decoder := coercingDecoder{delegate: raw, coercer: schemaCoercer{schemas: schemas, dropInvalidMetadata: true, repairGeneration: true}}
+	coercingConv := coercingConverter{delegate: converter, coercer: schemaCoercer{schemas: schemas}}
+	return versioning.NewCodec(raw, decoder, coercingConv, unstructuredCreator{}, crdserverscheme.NewUnstructuredObjectTyper(),
+		crDefaulter{delegate: scheme, schemas: schemas}, storageVersion, version, "customresourcesStorage")
+}

@@ -51,8 +51,8 @@ test-integration: kubectl ## Run the integration tests only
 	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./test/integration/...
 
 .PHONY: bench
-bench: ## Run the benchmarks and print their figures
-	$(GO) run ./test/bench/shard
+bench: build ## Run the benchmarks and print their figures
+	$(GO) run ./test/bench/shard -tessera $(BIN)/tessera
 
 .PHONY: codegen
 codegen: ## Regenerate deepcopy and OpenAPI code

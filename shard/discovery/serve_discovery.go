@@ -1,0 +1,167 @@
+package discovery
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+
+	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
+	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
+	genericfeatures "k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// wantsAggregated tells whether a request to /apis asks for aggregated
+// discovery, decided as k8s.io/apiserver's discovery wrapper decides it.
+func (h *Handler) wantsAggregated(req *http.Request) bool {
+	mediaType, _ := negotiation.NegotiateMediaTypeOptions(req.Header.Get("Accept"), h.aggregated.SupportedMediaTypes(), aggregated.DiscoveryEndpointRestrictions)
+	return aggregated.IsAggregatedDiscoveryGVK(mediaType.Convert)
+}
+
+// serveAPIs serves /apis.
+func (h *Handler) serveAPIs(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) {
+	docs, err := h.clusterDocs(req.Context(), cluster)
+	switch {
+	case err != nil:
+		h.writeError(w, req, internalError(err))
+	case docs == nil:
+		h.next.ServeHTTP(w, req)
+	case h.wantsAggregated(req):
+		h.serveAggregated(w, req, docs)
+	default:
+		h.serveGroupList(w, req, docs)
+	}
+}
+
+// serveAggregated writes the cluster's aggregated discovery document with
+// its ETag, in the version and encoding the client negotiated, as
+// k8s.io/apiserver's discovery manager does.
+func (h *Handler) serveAggregated(w http.ResponseWriter, req *http.Request, docs *clusterDocs) {
+	mediaType, _, err := negotiation.NegotiateOutputMediaType(req, h.aggregated, aggregated.DiscoveryEndpointRestrictions)
+	if err != nil {
+		h.writeError(w, req, err)
+		return
+	}
+	target := mediaType.Convert.GroupVersion()
+	if target == apidiscoveryv2beta1.SchemeGroupVersion && utilfeature.DefaultFeatureGate.Enabled(genericfeatures.AggregatedDiscoveryRemoveBetaType) {
+		h.writeError(w, req, notFound())
+		return
+	}
+	aggregated.ServeHTTPWithETag(&docs.aggregated, docs.aggregatedETag, target, h.aggregated, w, req)
+}
+
+// serveGroupList writes the legacy /apis document: the built-in groups as
+// the wrapped handler lists them for this client (the server addresses
+// depend on the client's address), followed by the cluster's CRD groups.
+func (h *Handler) serveGroupList(w http.ResponseWriter, req *http.Request, docs *clusterDocs) {
+	rec := forwardJSON(h.next, req)
+	if rec.code() != http.StatusOK {
+		rec.copyTo(w)
+		return
+	}
+	var builtin metav1.APIGroupList
+	if err := json.Unmarshal(rec.body.Bytes(), &builtin); err != nil {
+		h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API group list: %w", err)))
+		return
+	}
+	var addresses fixedAddresses
+	if len(builtin.Groups) > 0 {
+		addresses = builtin.Groups[0].ServerAddressByClientCIDRs
+	}
+	groups := genericdiscovery.NewRootAPIsHandler(addresses, h.serializer)
+	for _, g := range mergeLegacyGroups(builtin.Groups, docs.apis) {
+		groups.AddGroup(g)
+	}
+	groups.ServeHTTP(w, req)
+}
+
+// serveGroup serves /apis/<group>.
+func (h *Handler) serveGroup(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name, group string) {
+	builtin, docs, err := h.discoveryDocs(req, cluster)
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	var crdGroup *crdGroup
+	if docs != nil {
+		crdGroup = docs.apis.group(group)
+	}
+	isBuiltin := builtin.hasGroup(group)
+	switch {
+	case crdGroup == nil && isBuiltin:
+		h.next.ServeHTTP(w, req)
+	case crdGroup == nil:
+		h.writeError(w, req, notFound())
+	case !isBuiltin:
+		genericdiscovery.NewAPIGroupHandler(h.serializer, crdGroup.apiGroup()).ServeHTTP(w, req)
+	default:
+		// CRDs add versions to a built-in group.
+		rec := forwardJSON(h.next, req)
+		if rec.code() != http.StatusOK {
+			rec.copyTo(w)
+			return
+		}
+		var g metav1.APIGroup
+		if err := json.Unmarshal(rec.body.Bytes(), &g); err != nil {
+			h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API group %q: %w", group, err)))
+			return
+		}
+		genericdiscovery.NewAPIGroupHandler(h.serializer, mergeLegacyGroup(g, crdGroup)).ServeHTTP(w, req)
+	}
+}
+
+// serveGroupVersion serves /apis/<group>/<version>.
+func (h *Handler) serveGroupVersion(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name, gv schema.GroupVersion) {
+	builtin, docs, err := h.discoveryDocs(req, cluster)
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	if builtin.hasGroupVersion(gv) {
+		h.next.ServeHTTP(w, req)
+		return
+	}
+	var v *crdVersion
+	if docs != nil {
+		v = docs.apis.groupVersion(gv)
+	}
+	if v == nil {
+		h.writeError(w, req, notFound())
+		return
+	}
+	resources := v.resources
+	genericdiscovery.NewAPIVersionHandler(h.serializer, gv, genericdiscovery.APIResourceListerFunc(func() []metav1.APIResource {
+		return resources
+	})).ServeHTTP(w, req)
+}
+
+// discoveryDocs returns the built-in discovery and the cluster's documents
+// (nil without CRDs).
+func (h *Handler) discoveryDocs(req *http.Request, cluster logicalcluster.Name) (*builtinAPIs, *clusterDocs, error) {
+	docs, err := h.clusterDocs(req.Context(), cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	if docs != nil {
+		return docs.builtin.value, docs, nil
+	}
+	builtin, err := h.builtins.apis.get(req.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	return builtin.value, nil, nil
+}
+
+// fixedAddresses are the server addresses the wrapped handler gave a client.
+type fixedAddresses []metav1.ServerAddressByClientCIDR
+
+func (a fixedAddresses) ServerAddressByClientCIDRs(net.IP) []metav1.ServerAddressByClientCIDR {
+	return a
+}

@@ -1,0 +1,79 @@
+package discovery
+
+import (
+	"net/http"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// serveOpenAPIV2 serves /openapi/v2.
+func (h *Handler) serveOpenAPIV2(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) {
+	docs, err := h.clusterDocs(req.Context(), cluster)
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	if docs == nil {
+		h.next.ServeHTTP(w, req)
+		return
+	}
+	d, err := h.openAPIV2(req.Context(), cluster, docs)
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	d.handler.ServeHTTP(w, req)
+}
+
+// serveOpenAPIV3Root serves /openapi/v3.
+func (h *Handler) serveOpenAPIV3Root(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) {
+	docs, err := h.clusterDocs(req.Context(), cluster)
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	if docs == nil {
+		h.next.ServeHTTP(w, req)
+		return
+	}
+	builtin, err := h.builtins.openAPIV3.get(req.Context())
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	root, err := docs.openAPIV3RootDoc(req.Context(), builtin)
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	serveOpenAPIV3Root(w, req, root)
+}
+
+// serveOpenAPIV3 serves /openapi/v3/<path>: built-in documents through the
+// wrapped handler, CRD group versions of the cluster from its documents, and
+// a 404 for anything else (such as a CRD group version of another cluster).
+func (h *Handler) serveOpenAPIV3(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name, p string) {
+	builtin, err := h.builtins.openAPIV3.get(req.Context())
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	if _, ok := builtin.value.Paths[p]; ok {
+		// The wrapped handler redirects outdated hashes to an absolute path,
+		// which would leave the logical cluster.
+		h.next.ServeHTTP(&relativeRedirects{ResponseWriter: w, path: req.URL.Path}, req)
+		return
+	}
+	docs, err := h.clusterDocs(req.Context(), cluster)
+	if err != nil {
+		h.writeError(w, req, internalError(err))
+		return
+	}
+	if docs != nil {
+		if doc, ok := docs.openAPIV3[p]; ok {
+			h.serveOpenAPIV3Doc(w, req, p, doc)
+			return
+		}
+	}
+	h.writeError(w, req, notFound())
+}

@@ -1,0 +1,107 @@
+package events
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage/names"
+)
+
+// Strategy implements the create, update and delete behaviour of events,
+// for both the core and the events.k8s.io API: validation depends on the
+// API version of the request.
+type Strategy struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+}
+
+// NewStrategy returns the strategy of events, typing objects with typer.
+func NewStrategy(typer runtime.ObjectTyper) Strategy {
+	return Strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
+}
+
+// requestGroupVersion returns the API group and version of the request in
+// ctx, or the zero value outside of a request.
+func requestGroupVersion(ctx context.Context) schema.GroupVersion {
+	if info, ok := genericapirequest.RequestInfoFrom(ctx); ok {
+		return schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+	}
+	return schema.GroupVersion{}
+}
+
+// NamespaceScoped is true: events live in namespaces.
+func (Strategy) NamespaceScoped() bool { return true }
+
+// PrepareForCreate does nothing: events have no status.
+func (Strategy) PrepareForCreate(context.Context, runtime.Object) {}
+
+// PrepareForUpdate does nothing: events have no status.
+func (Strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
+
+// Validate validates a new event for the API version of the request.
+func (Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	return ValidateCreate(obj.(*corev1.Event), requestGroupVersion(ctx))
+}
+
+// WarningsOnCreate returns no warnings.
+func (Strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
+
+// Canonicalize does nothing.
+func (Strategy) Canonicalize(runtime.Object) {}
+
+// AllowCreateOnUpdate is true: recorders PUT events they may not have
+// created yet.
+func (Strategy) AllowCreateOnUpdate(context.Context) bool { return true }
+
+// ValidateUpdate validates an update for the API version of the request.
+func (Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return ValidateUpdate(obj.(*corev1.Event), old.(*corev1.Event), requestGroupVersion(ctx))
+}
+
+// WarningsOnUpdate returns no warnings.
+func (Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+// AllowUnconditionalUpdate is true: an update without resourceVersion
+// overwrites the object.
+func (Strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
+
+// GetAttrs returns the labels and selectable fields of an event.
+func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	event, ok := obj.(*corev1.Event)
+	if !ok {
+		return nil, nil, fmt.Errorf("not an event: %T", obj)
+	}
+	return event.Labels, SelectableFields(event), nil
+}
+
+// SelectableFields returns the fields of an event a field selector can
+// match, under their core v1 names.
+func SelectableFields(event *corev1.Event) fields.Set {
+	source := event.Source.Component
+	if source == "" {
+		source = event.ReportingController
+	}
+	return generic.AddObjectMetaFieldsSet(fields.Set{
+		"involvedObject.kind":            event.InvolvedObject.Kind,
+		"involvedObject.namespace":       event.InvolvedObject.Namespace,
+		"involvedObject.name":            event.InvolvedObject.Name,
+		"involvedObject.uid":             string(event.InvolvedObject.UID),
+		"involvedObject.apiVersion":      event.InvolvedObject.APIVersion,
+		"involvedObject.resourceVersion": event.InvolvedObject.ResourceVersion,
+		"involvedObject.fieldPath":       event.InvolvedObject.FieldPath,
+		"reason":                         event.Reason,
+		"reportingComponent":             event.ReportingController,
+		"source":                         source,
+		"type":                           event.Type,
+	}, &event.ObjectMeta, true)
+}

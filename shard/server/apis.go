@@ -1,0 +1,79 @@
+package server
+
+import (
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/builtin"
+	"github.com/tessera-dev/tessera/shard/registry/logicalcluster"
+)
+
+// installAPIs installs the built-in APIs every logical cluster serves.
+func (s *Server) installAPIs() error {
+	groups := map[string]groupStorage{}
+	for _, r := range builtin.Resources() {
+		storage, err := r.Storage(s.Scheme, s.Storage)
+		if err != nil {
+			return errorf(r.GroupVersion.WithResource(r.Resource).String(), err)
+		}
+		if groups[r.GroupVersion.Group] == nil {
+			groups[r.GroupVersion.Group] = groupStorage{}
+		}
+		groups[r.GroupVersion.Group].add(r.GroupVersion, storage)
+	}
+
+	crd, err := customresourcedefinition.NewREST(s.Scheme, s.Storage)
+	if err != nil {
+		return errorf("customresourcedefinitions", err)
+	}
+	groups[apiextensionsv1.GroupName] = groupStorage{}
+	groups[apiextensionsv1.GroupName].add(apiextensionsv1.SchemeGroupVersion, map[string]rest.Storage{
+		"customresourcedefinitions":        crd,
+		"customresourcedefinitions/status": customresourcedefinition.NewStatusREST(s.Scheme, crd),
+	})
+
+	lc, err := logicalcluster.NewStorage(s.Scheme, s.Storage)
+	if err != nil {
+		return errorf("logicalclusters", err)
+	}
+	groups[corev1alpha1.SchemeGroupVersion.Group] = groupStorage{}
+	groups[corev1alpha1.SchemeGroupVersion.Group].add(corev1alpha1.SchemeGroupVersion, lc)
+
+	for g, storage := range s.reviewStorage() {
+		if groups[g.Group] == nil {
+			groups[g.Group] = groupStorage{}
+		}
+		groups[g.Group].add(g, storage)
+	}
+
+	if core, ok := groups[""]; ok {
+		info := genericapiserver.NewDefaultAPIGroupInfo("", s.Scheme, metav1.ParameterCodec, s.Codecs)
+		info.VersionedResourcesStorageMap = core
+		if err := s.GenericAPIServer.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &info); err != nil {
+			return errorf("the core API group", err)
+		}
+		delete(groups, "")
+	}
+	names := make([]string, 0, len(groups))
+	for g := range groups {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	infos := make([]*genericapiserver.APIGroupInfo, 0, len(names))
+	for _, g := range names {
+		info := genericapiserver.NewDefaultAPIGroupInfo(g, s.Scheme, metav1.ParameterCodec, s.Codecs)
+		info.VersionedResourcesStorageMap = groups[g]
+		infos = append(infos, &info)
+	}
+	if err := s.GenericAPIServer.InstallAPIGroups(infos...); err != nil {
+		return errorf("API groups", err)
+	}
+	return nil
+}

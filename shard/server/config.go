@@ -1,0 +1,156 @@
+// Package server assembles a shard: embedded or external etcd, the generic
+// API server with cluster-aware storage and handlers, and the shard's
+// controllers.
+package server
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	"k8s.io/apiserver/pkg/authentication/request/union"
+	"k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/component-base/compatibility"
+
+	"github.com/tessera-dev/tessera/pkg/openapi"
+	"github.com/tessera-dev/tessera/shard/certs"
+	"github.com/tessera-dev/tessera/shard/options"
+	"github.com/tessera-dev/tessera/shard/storage"
+)
+
+// KubernetesVersion is the Kubernetes API version the shard serves.
+const KubernetesVersion = "1.37.2"
+
+// Config is everything a shard needs to start.
+type Config struct {
+	Options options.CompletedOptions
+	Generic *genericapiserver.RecommendedConfig
+	Scheme  *runtime.Scheme
+	Codecs  serializer.CodecFactory
+	Storage *storage.RESTOptionsGetter
+	Certs   certs.Files
+	// ServerURL is the base URL clients use.
+	ServerURL string
+	// EtcdPrefix is the key prefix of all objects in etcd.
+	EtcdPrefix string
+
+	tokens authenticator.Token
+	rules  authorizer.RuleResolver
+}
+
+type completedConfig struct {
+	*Config
+}
+
+// CompletedConfig can only be made by Complete.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// NewConfig turns completed options into a configuration. It creates the
+// certificates under the root directory when they are missing.
+func NewConfig(o options.CompletedOptions) (*Config, error) {
+	scheme, codecs, err := NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	files, err := certs.Ensure(filepath.Join(o.RootDirectory, "certs"), sets.List(sets.New(o.ExternalHostname, o.BindAddress, "127.0.0.1", "localhost")))
+	if err != nil {
+		return nil, err
+	}
+
+	gc := genericapiserver.NewRecommendedConfig(codecs)
+	serving := genericoptions.NewSecureServingOptions().WithLoopback()
+	serving.BindAddress = net.ParseIP(o.BindAddress)
+	serving.BindPort = o.SecurePort
+	serving.ServerCert.CertKey = genericoptions.CertKey{CertFile: files.Serving.CertFile, KeyFile: files.Serving.KeyFile}
+	if err := serving.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
+		return nil, fmt.Errorf("secure serving: %w", err)
+	}
+	gc.ExternalAddress = net.JoinHostPort(o.ExternalHostname, strconv.Itoa(o.SecurePort))
+
+	clientCAFile := o.ClientCAFile
+	if clientCAFile == "" {
+		clientCAFile = files.CA.CertFile
+	}
+	clientCA, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", clientCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("client CA: %w", err)
+	}
+	if err := gc.Authentication.ApplyClientCert(clientCA, gc.SecureServing); err != nil {
+		return nil, err
+	}
+	authenticators := []authenticator.Request{x509.NewDynamic(clientCA.VerifyOptions, x509.CommonNameUserConversion)}
+	var tokens authenticator.Token
+	if o.TokenAuthFile != "" {
+		csv, err := tokenfile.NewCSV(o.TokenAuthFile)
+		if err != nil {
+			return nil, fmt.Errorf("--token-auth-file: %w", err)
+		}
+		tokens = csv
+		authenticators = append(authenticators, bearertoken.New(tokens))
+	}
+	gc.Authentication.Authenticator = union.New(group.NewAuthenticatedGroupAdder(union.New(authenticators...)), healthAnonymous{})
+	authz := newAuthorizer()
+	gc.Authorization.Authorizer = authz
+	gc.RuleResolver = authz
+
+	gc.EffectiveVersion = effectiveVersion{compatibility.NewEffectiveVersionFromString(KubernetesVersion, "", "")}
+	namer := openapinamer.NewDefinitionNamer(scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig.Info.Title = "Tessera"
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config.Info.Title = "Tessera"
+	gc.EnableIndex = false
+	gc.EnableProfiling = false
+	gc.MinRequestTimeout = 1800
+
+	backend := storagebackend.NewDefaultConfig("/registry", nil)
+	backend.CompactionInterval = 5 * time.Minute
+	backend.Transport.ServerList = o.EtcdServers
+	backend.Transport.TrustedCAFile = o.EtcdCAFile
+	backend.Transport.CertFile = o.EtcdCertFile
+	backend.Transport.KeyFile = o.EtcdKeyFile
+	restOptions := &storage.RESTOptionsGetter{
+		Backend:         *backend,
+		Scheme:          scheme,
+		Codecs:          codecs,
+		Cached:          o.WatchCache,
+		StorageVersions: map[schema.GroupResource]schema.GroupVersion{},
+	}
+	gc.RESTOptionsGetter = restOptions
+
+	return &Config{
+		Options:    o,
+		Generic:    gc,
+		Scheme:     scheme,
+		Codecs:     codecs,
+		Storage:    restOptions,
+		Certs:      files,
+		ServerURL:  "https://" + gc.ExternalAddress,
+		EtcdPrefix: backend.Prefix,
+		tokens:     tokens,
+		rules:      authz,
+	}, nil
+}
+
+// Complete fills in what can be derived.
+func (c *Config) Complete() CompletedConfig {
+	return CompletedConfig{&completedConfig{c}}
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/customresources"
+	"github.com/tessera-dev/tessera/shard/discovery"
+	"github.com/tessera-dev/tessera/shard/etcd"
+	"github.com/tessera-dev/tessera/shard/filters"
+	"github.com/tessera-dev/tessera/shard/storage"
+)
+
+// Server is a shard, ready to run.
+type Server struct {
+	*CompletedConfig
+	GenericAPIServer *genericapiserver.GenericAPIServer
+	etcd             *etcd.Server
+	etcdClient       *clientv3.Client
+
+	// Informers are the shard's wildcard informers, shared by its controllers.
+	Informers       *informers.SharedInformerFactory
+	logicalClusters informers.Informer[*unstructured.Unstructured]
+	crds            informers.Informer[*apiextensionsv1.CustomResourceDefinition]
+	customResources *customresources.Handler
+	sharedEtcd      *customresources.SharedEtcd
+	discovery       *discovery.Handler
+	// onCRDChange are called with the cluster of any CRD that changed.
+	onCRDChange []func(logicalcluster.Name)
+}
+
+// New starts the embedded etcd (unless an external one is configured) and
+// builds the API server with every built-in API installed.
+func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
+	logger := klog.FromContext(ctx)
+	s := &Server{CompletedConfig: &c}
+	o := c.Options
+	if len(o.EtcdServers) == 0 {
+		e, err := etcd.Start(ctx, etcd.Options{
+			Dir:           o.RootDirectory + "/etcd-server",
+			ClientPort:    o.EmbeddedEtcdClientPort,
+			PeerPort:      o.EmbeddedEtcdPeerPort,
+			UnsafeNoFsync: o.EmbeddedEtcdUnsafeNoFsync,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.etcd = e
+		c.Storage.Backend.Transport.ServerList = []string{e.ClientURL}
+		logger.Info("Embedded etcd is up", "url", e.ClientURL, "dir", o.RootDirectory+"/etcd-server")
+	}
+
+	etcdClient, err := newEtcdClient(c.Storage.Backend.Transport)
+	if err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	s.etcdClient = etcdClient
+
+	gc := c.Generic
+	clients, err := informers.NewClientsForConfig(clusters.WildcardConfig(gc.LoopbackClientConfig))
+	if err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	s.Informers = informers.NewSharedInformerFactory(clients, 0)
+	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
+
+	s.crds = s.Informers.CustomResourceDefinitions()
+	if err := s.crds.Informer().AddIndexers(cache.Indexers{byCRDName: crdNameIndex}); err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	shared, err := customresources.NewSharedEtcd(ctx, c.Storage.Backend.Transport)
+	if err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	s.sharedEtcd = shared
+	crHandler, err := customresources.New(customresources.Config{
+		CRDs:   s.crdFor,
+		AnyCRD: s.anyCRDFor,
+		RESTOptionsGetter: &customresources.RESTOptionsGetter{
+			Backend:   c.Storage.Backend,
+			Decorator: shared.Decorator(storage.ClusterAware),
+		},
+		Authorizer:          gc.Authorization.Authorizer,
+		Admission:           gc.AdmissionControl,
+		MaxRequestBodyBytes: gc.MaxRequestBodyBytes,
+		MinRequestTimeout:   time.Duration(gc.MinRequestTimeout) * time.Second,
+	})
+	if err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	s.customResources = crHandler
+	s.onCRDChange = append(s.onCRDChange, func(cluster logicalcluster.Name) {
+		if s.discovery != nil {
+			s.discovery.Invalidate(cluster)
+		}
+	})
+	if _, err := s.crds.Informer().AddEventHandler(s.crdEvents()); err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+
+	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, gcfg *genericapiserver.Config) http.Handler {
+		s.discovery = discovery.Wrap(apiHandler, discovery.Config{CRDs: s.crdsOf, Serializer: gcfg.Serializer})
+		h := filters.WithClusterGuard(s.discovery, s.clusterExists, c.Codecs)
+		h = genericapiserver.DefaultBuildHandlerChain(h, gcfg)
+		return filters.WithCluster(h, c.Codecs)
+	}
+	generic, err := gc.Complete().New("tessera-shard", genericapiserver.NewEmptyDelegateWithCustomHandler(crHandler))
+	if err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	s.GenericAPIServer = generic
+	if err := s.installAPIs(); err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	generic.AddPostStartHookOrDie("tessera-start-informers", func(hc genericapiserver.PostStartHookContext) error {
+		go s.customResources.Run(hc.Context)
+		s.Informers.Start(hc.Context)
+		for gvr, ok := range s.Informers.WaitForCacheSync(hc.Context) {
+			if !ok {
+				return fmt.Errorf("informer for %s did not sync", gvr)
+			}
+		}
+		return nil
+	})
+	generic.AddPostStartHookOrDie("tessera-bootstrap-logical-clusters", func(hc genericapiserver.PostStartHookContext) error {
+		return ensureLogicalClusters(hc.Context, hc.LoopbackClientConfig, bootstrapClusters)
+	})
+	return s, nil
+}
+
+func (s *Server) closeEtcd() {
+	if s.sharedEtcd != nil {
+		_ = s.sharedEtcd.Close()
+	}
+	if s.etcdClient != nil {
+		_ = s.etcdClient.Close()
+	}
+	if s.etcd != nil {
+		s.etcd.Close()
+	}
+}
+
+// groupStorage collects the storage of one API group, by version.
+type groupStorage map[string]map[string]rest.Storage
+
+func (g groupStorage) add(gv schema.GroupVersion, storage map[string]rest.Storage) {
+	if g[gv.Version] == nil {
+		g[gv.Version] = map[string]rest.Storage{}
+	}
+	for k, v := range storage {
+		g[gv.Version][k] = v
+	}
+}
+
+// Run serves until ctx is done, then shuts down and stops etcd.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.closeEtcd()
+	prepared := s.GenericAPIServer.PrepareRun()
+	return prepared.RunWithContext(ctx)
+}
+
+// errorf wraps installation errors.
+func errorf(what string, err error) error { return fmt.Errorf("installing %s: %w", what, err) }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/shard/etcd"
+)
+
+// shard is a tessera process with an etcd of its own (run in this process,
+// so the shard's memory is measured without etcd's).
+type shard struct {
+	dir     string
+	cmd     *exec.Cmd
+	etcd    *etcd.Server
+	etcdCli *clientv3.Client
+	cfg     *rest.Config
+	kube    *clusters.ClusterClientset
+	stopped bool
+}
+
+func startShard(ctx context.Context, binary string) (*shard, error) {
+	dir, err := os.MkdirTemp("", "tessera-bench-")
+	if err != nil {
+		return nil, err
+	}
+	s := &shard{dir: dir}
+	ports := make([]int, 3)
+	for i := range ports {
+		if ports[i], err = etcd.FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	if s.etcd, err = etcd.Start(ctx, etcd.Options{Dir: filepath.Join(dir, "etcd"), ClientPort: ports[0], PeerPort: ports[1], UnsafeNoFsync: true}); err != nil {
+		return nil, err
+	}
+	if s.etcdCli, err = clientv3.New(clientv3.Config{Endpoints: []string{s.etcd.ClientURL}, DialTimeout: 10 * time.Second}); err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.cmd = exec.Command(binary, "start", "--root-directory", filepath.Join(dir, "shard"),
+		"--secure-port", strconv.Itoa(ports[2]), "--etcd-servers", s.etcd.ClientURL)
+	log, err := os.Create(filepath.Join(dir, "shard.log"))
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.cmd.Stdout, s.cmd.Stderr = log, log
+	if err := s.cmd.Start(); err != nil {
+		s.stop()
+		return nil, err
+	}
+	url := "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 2 * time.Second}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		resp, err := insecure.Get(url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, fmt.Errorf("shard did not become ready; log in %s", log.Name())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(dir, "shard", "admin.kubeconfig")},
+		&clientcmd.ConfigOverrides{CurrentContext: "base"}).ClientConfig()
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	s.cfg.QPS, s.cfg.Burst = -1, 0
+	if s.kube, err = clusters.NewForConfig(s.cfg); err != nil {
+		s.stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// settledRSS waits for the shard's memory to settle and returns its RSS.
+func (s *shard) settledRSS(ctx context.Context) (int64, error) {
+	var last int64
+	for i := 0; i < 10; i++ {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+		rss, err := rss(s.cmd.Process.Pid)
+		if err != nil {
+			return 0, err
+		}
+		if last != 0 && abs(rss-last) < 512*1024 {
+			return rss, nil
+		}
+		last = rss
+	}
+	return last, nil
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func rss(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
+}
+
+// etcdBytes is the size of the etcd database in use.
+func (s *shard) etcdBytes(ctx context.Context) (int64, error) {
+	st, err := s.etcdCli.Status(ctx, s.etcd.ClientURL)
+	if err != nil {
+		return 0, err
+	}
+	return st.DbSizeInUse, nil
+}
+
+func (s *shard) stop() {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = s.cmd.Process.Kill()
+		}
+	}
+	if s.etcdCli != nil {
+		_ = s.etcdCli.Close()
+	}
+	if s.etcd != nil {
+		s.etcd.Close()
+	}
+	_ = os.RemoveAll(s.dir)
+}

@@ -1,0 +1,232 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/test/integration/framework"
+)
+
+// raw sends a request with the given client and returns the status code and
+// the decoded Status, if the body is one.
+func raw(t *testing.T, client *http.Client, method, url, contentType string, body []byte) (int, metav1.Status) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var st metav1.Status
+	_ = json.Unmarshal(data, &st)
+	return resp.StatusCode, st
+}
+
+func httpClient(t *testing.T, cfg *rest.Config) *http.Client {
+	t.Helper()
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestBadInputGetsAStatus(t *testing.T) {
+	s := framework.StartShard(t)
+	createCluster(t, s, "bad-input")
+	admin := httpClient(t, s.Config(""))
+	cm := func(name string) []byte {
+		return []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q}}`, name))
+	}
+	base := s.URL + "/clusters/bad-input"
+	for _, tc := range []struct {
+		name, method, url, contentType string
+		body                           []byte
+		code                           int
+		reason                         metav1.StatusReason
+	}{
+		{"malformed cluster name", "GET", s.URL + "/clusters/Not_Valid/api/v1/namespaces", "", nil, 400, metav1.StatusReasonBadRequest},
+		{"empty cluster name", "GET", s.URL + "/clusters//api/v1/namespaces", "", nil, 400, metav1.StatusReasonBadRequest},
+		{"cluster that does not exist", "GET", s.URL + "/clusters/nowhere/api/v1/namespaces", "", nil, 403, metav1.StatusReasonForbidden},
+		{"invalid object name", "POST", base + "/api/v1/namespaces/default/configmaps", "application/json", cm("Not_Valid"), 422, metav1.StatusReasonInvalid},
+		{"malformed body", "POST", base + "/api/v1/namespaces/default/configmaps", "application/json", []byte(`{"kind":`), 400, metav1.StatusReasonBadRequest},
+		{"wrong content type", "POST", base + "/api/v1/namespaces/default/configmaps", "text/plain", cm("x"), 415, metav1.StatusReasonUnsupportedMediaType},
+		{"unknown resource", "GET", base + "/api/v1/widgets", "", nil, 404, metav1.StatusReasonNotFound},
+		{"unknown group", "GET", base + "/apis/nothing.example.com/v1/things", "", nil, 404, metav1.StatusReasonNotFound},
+		{"oversized body", "POST", base + "/api/v1/namespaces/default/configmaps", "application/json",
+			[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"x":"` + strings.Repeat("x", 4*1024*1024) + `"}}`), 413, metav1.StatusReasonRequestEntityTooLarge},
+		{"configmap over 1 MiB", "POST", base + "/api/v1/namespaces/default/configmaps", "application/json",
+			[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"x":"` + strings.Repeat("x", 1100*1024) + `"}}`), 422, metav1.StatusReasonInvalid},
+		{"object in a missing namespace", "POST", base + "/api/v1/namespaces/missing/configmaps", "application/json", cm("x"), 404, metav1.StatusReasonNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, st := raw(t, admin, tc.method, tc.url, tc.contentType, tc.body)
+			if code != tc.code {
+				t.Errorf("status code %d, want %d (%s)", code, tc.code, st.Message)
+			}
+			if st.Kind != "Status" || st.Reason != tc.reason {
+				t.Errorf("got Status kind=%q reason=%q message=%q, want reason %q", st.Kind, st.Reason, st.Message, tc.reason)
+			}
+		})
+	}
+}
+
+func TestWildcard(t *testing.T) {
+	s := framework.StartShard(t, withTokens(t, "user-token,user-1,u1,team"))
+	for _, c := range []logicalcluster.Name{"wild-a", "wild-b"} {
+		createCluster(t, s, c)
+		if _, err := kube(t, s, c).CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "same-name"}, Data: map[string]string{"in": string(c)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := kube(t, s, logicalcluster.Wildcard).CoreV1().ConfigMaps("")
+
+	list, err := all.List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, cm := range list.Items {
+		if cm.Name == "same-name" {
+			seen[cm.Annotations[logicalcluster.AnnotationKey]] = cm.Data["in"]
+		}
+	}
+	if seen["wild-a"] != "wild-a" || seen["wild-b"] != "wild-b" {
+		t.Errorf("wildcard list: same-named configmaps by cluster = %v", seen)
+	}
+
+	w, err := all.Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if _, err := kube(t, s, "wild-b").CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		cm, ok := ev.Object.(*corev1.ConfigMap)
+		if ev.Type != watch.Added || !ok || cm.Name != "later" || cm.Annotations[logicalcluster.AnnotationKey] != "wild-b" {
+			t.Errorf("wildcard watch event: %v %#v", ev.Type, ev.Object)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no wildcard watch event")
+	}
+
+	admin := httpClient(t, s.Config(""))
+	code, st := raw(t, admin, "GET", s.URL+"/clusters/*/api/v1/namespaces/default/configmaps", "", nil)
+	if code != 400 || st.Reason != metav1.StatusReasonBadRequest {
+		t.Errorf("namespaced wildcard: %d %q", code, st.Message)
+	}
+	code, st = raw(t, admin, "POST", s.URL+"/clusters/*/api/v1/namespaces", "application/json", []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"x"}}`))
+	if code != 400 || st.Reason != metav1.StatusReasonBadRequest {
+		t.Errorf("wildcard create: %d %q", code, st.Message)
+	}
+
+	userCfg := rest.AnonymousClientConfig(s.Config(logicalcluster.Wildcard))
+	userCfg.BearerToken = "user-token"
+	_, err = kube(t, s, "wild-a").CoreV1().ConfigMaps("").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, st = raw(t, httpClient(t, userCfg), "GET", s.URL+"/clusters/*/api/v1/configmaps", "", nil)
+	if code != 403 || st.Reason != metav1.StatusReasonForbidden {
+		t.Errorf("wildcard list by a non-admin: %d %q, want 403", code, st.Message)
+	}
+}
+
+func TestWatchResumesFromResourceVersion(t *testing.T) {
+	s := framework.StartShard(t)
+	createCluster(t, s, "watcher")
+	cms := kube(t, s, "watcher").CoreV1().ConfigMaps("default")
+	first, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "one"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "two"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := cms.Watch(t.Context(), metav1.ListOptions{ResourceVersion: first.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	select {
+	case ev := <-w.ResultChan():
+		if cm, ok := ev.Object.(*corev1.ConfigMap); !ok || ev.Type != watch.Added || cm.Name != "two" {
+			t.Errorf("resumed watch: first event %v %#v, want ADDED two", ev.Type, ev.Object)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the resumed watch saw nothing")
+	}
+
+	// A list at resourceVersion 0 is served from the watch cache; an exact
+	// match at an older revision is honoured.
+	if _, err := cms.List(t.Context(), metav1.ListOptions{ResourceVersion: "0"}); err != nil {
+		t.Errorf("list at rv=0: %v", err)
+	}
+	l, err := cms.List(t.Context(), metav1.ListOptions{ResourceVersion: first.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+	if err != nil {
+		t.Errorf("list at an exact older rv: %v", err)
+	} else if len(l.Items) != 1 || l.Items[0].Name != "one" {
+		t.Errorf("list at the rv of the first create returned %d items", len(l.Items))
+	}
+}
+
+func TestRestartKeepsData(t *testing.T) {
+	s := framework.StartShard(t)
+	createCluster(t, s, "durable")
+	if _, err := kube(t, s, "durable").CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kept"}, Data: map[string]string{"v": "1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	s.Start()
+	cm, err := kube(t, s, "durable").CoreV1().ConfigMaps("default").Get(t.Context(), "kept", metav1.GetOptions{})
+	if err != nil || cm.Data["v"] != "1" {
+		t.Fatalf("after a restart: %v %v", cm, err)
+	}
+	if out := s.MustKubectl("root", "get", "logicalcluster", "cluster", "-o", "jsonpath={.status.phase}"); out != "Ready" {
+		t.Errorf("root after restart: phase %q", out)
+	}
+
+	// The new watch cache starts at the current revision: a watch from an
+	// older revision is told 410 Gone, so that the client relists.
+	old, err := kube(t, s, "durable").CoreV1().ConfigMaps("default").Watch(t.Context(), metav1.ListOptions{ResourceVersion: "2"})
+	if err != nil {
+		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+			t.Errorf("watch from a too old rv: %v, want 410", err)
+		}
+		return
+	}
+	defer old.Stop()
+	select {
+	case ev := <-old.ResultChan():
+		st, ok := ev.Object.(*metav1.Status)
+		if ev.Type != watch.Error || !ok || st.Code != http.StatusGone {
+			t.Errorf("watch from a too old rv: first event %v %#v, want ERROR 410", ev.Type, ev.Object)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a watch from a too old rv got no event")
+	}
+}

@@ -1,0 +1,199 @@
+// Package framework starts shards in-process, through the same options
+// chain the tessera binary uses, for integration tests.
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/etcd"
+	"github.com/tessera-dev/tessera/shard/options"
+	"github.com/tessera-dev/tessera/shard/server"
+)
+
+// Shard is a running in-process shard.
+type Shard struct {
+	t       testing.TB
+	Options *options.Options
+	// URL is the shard's base URL.
+	URL string
+	// Kubeconfig is the path of the admin kubeconfig.
+	Kubeconfig string
+	cancel     context.CancelFunc
+	done       chan error
+}
+
+// Option changes the options of a shard before it starts.
+type Option func(*options.Options)
+
+// StartShard starts a shard with embedded etcd in a temporary root directory
+// and stops it when the test ends.
+func StartShard(t testing.TB, opts ...Option) *Shard {
+	t.Helper()
+	o := options.NewOptions()
+	o.RootDirectory = t.TempDir()
+	o.SecurePort = freePort(t)
+	o.EmbeddedEtcdClientPort = freePort(t)
+	o.EmbeddedEtcdPeerPort = freePort(t)
+	o.EmbeddedEtcdUnsafeNoFsync = true
+	for _, f := range opts {
+		f(o)
+	}
+	s := &Shard{t: t, Options: o}
+	t.Cleanup(s.Stop)
+	s.Start()
+	return s
+}
+
+func freePort(t testing.TB) int {
+	p, err := etcd.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Start starts (or restarts) the shard with its options and waits for /readyz.
+func (s *Shard) Start() {
+	t := s.t
+	t.Helper()
+	completed, err := s.Options.Complete()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := completed.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg, err := server.NewConfig(completed)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	srv, err := cfg.Complete().New(ctx)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	s.URL = cfg.ServerURL
+	s.cancel = cancel
+	s.done = make(chan error, 1)
+	go func() { s.done <- srv.Run(ctx) }()
+	if s.Kubeconfig, err = srv.WriteAdminKubeconfig(); err != nil {
+		t.Fatal(err)
+	}
+	s.waitReady()
+}
+
+func (s *Shard) waitReady() {
+	t := s.t
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
+	deadline := time.Now().Add(2 * time.Minute)
+	var last string
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-s.done:
+			t.Fatalf("shard exited before it was ready: %v", err)
+		default:
+		}
+		resp, err := client.Get(s.URL + "/readyz")
+		if err == nil {
+			b := make([]byte, 4096)
+			n, _ := resp.Body.Read(b)
+			resp.Body.Close()
+			last = string(b[:n])
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("shard did not become ready: %s", last)
+}
+
+// Stop shuts the shard down and waits until it has stopped.
+func (s *Shard) Stop() {
+	if s.cancel == nil {
+		return
+	}
+	s.cancel()
+	select {
+	case err := <-s.done:
+		if err != nil {
+			s.t.Logf("shard stopped with: %v", err)
+		}
+	case <-time.After(time.Minute):
+		s.t.Errorf("shard did not stop within a minute")
+	}
+	s.cancel = nil
+}
+
+// Config returns an admin rest.Config for a logical cluster ("" for the
+// shard base URL, "*" for the wildcard).
+func (s *Shard) Config(cluster logicalcluster.Name) *rest.Config {
+	s.t.Helper()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: s.Kubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: "base"}).ClientConfig()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if cluster != "" {
+		cfg.Host = s.URL + "/clusters/" + string(cluster)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	return cfg
+}
+
+// Kubectl runs the real kubectl against a logical cluster and returns its
+// combined output.
+func (s *Shard) Kubectl(cluster logicalcluster.Name, args ...string) (string, error) {
+	s.t.Helper()
+	full := append([]string{"--kubeconfig", s.Kubeconfig, "--context", "base", "--server", s.URL + "/clusters/" + string(cluster)}, args...)
+	cmd := exec.Command(KubectlPath(s.t), full...)
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(s.Options.RootDirectory, "kubectl-cache"))
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// MustKubectl is Kubectl that fails the test on error.
+func (s *Shard) MustKubectl(cluster logicalcluster.Name, args ...string) string {
+	s.t.Helper()
+	out, err := s.Kubectl(cluster, args...)
+	if err != nil {
+		s.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// KubectlPath finds the kubectl binary: $KUBECTL, then /usr/bin/kubectl, then
+// PATH. A missing kubectl fails the test; `make test` builds one when the
+// machine has none.
+func KubectlPath(t testing.TB) string {
+	for _, p := range []string{os.Getenv("KUBECTL"), "/usr/bin/kubectl"} {
+		if p == "" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("kubectl"); err == nil {
+		return p
+	}
+	t.Fatalf("kubectl not found: set KUBECTL or run the tests through make, which builds one")
+	return ""
+}

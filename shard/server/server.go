@@ -40,6 +40,7 @@ type Server struct {
 	customResources *customresources.Handler
 	sharedEtcd      *customresources.SharedEtcd
 	discovery       *discovery.Handler
+	controllers     []runner
 	// onCRDChange are called with the cluster of any CRD that changed.
 	onCRDChange []func(logicalcluster.Name)
 }
@@ -135,9 +136,14 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 		s.closeEtcd()
 		return nil, err
 	}
+	if err := s.newControllers(); err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
 	generic.AddPostStartHookOrDie("tessera-start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		go s.customResources.Run(hc.Context)
 		s.Informers.Start(hc.Context)
+		s.runControllers(hc.Context)
 		for gvr, ok := range s.Informers.WaitForCacheSync(hc.Context) {
 			if !ok {
 				return fmt.Errorf("informer for %s did not sync", gvr)

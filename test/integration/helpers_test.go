@@ -38,6 +38,11 @@ func createCluster(t *testing.T, s *framework.Shard, name logicalcluster.Name) {
 	if _, err := client.Resource(logicalClusterGVR).Create(t.Context(), lc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("creating logical cluster %s: %v", name, err)
 	}
+	// Every logical cluster gets a default namespace.
+	eventually(t, 30*time.Second, "the default namespace of "+string(name), func(ctx context.Context) (bool, error) {
+		_, err := kube(t, s, name).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, err
+	})
 }
 
 func kube(t *testing.T, s *framework.Shard, cluster logicalcluster.Name) kubernetes.Interface {

@@ -1,0 +1,44 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/klog/v2"
+
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
+)
+
+// runner is a controller the shard runs until it stops.
+type runner interface {
+	Name() string
+	Run(ctx context.Context) error
+}
+
+// newControllers builds the shard's controllers over its shared informers.
+// They must exist before the informers start, so their informers are
+// started with the others.
+func (s *Server) newControllers() error {
+	kube, err := clusters.NewForConfig(s.Generic.LoopbackClientConfig)
+	if err != nil {
+		return err
+	}
+	dn, err := defaultnamespace.New(kube, s.Informers)
+	if err != nil {
+		return fmt.Errorf("default namespace controller: %w", err)
+	}
+	s.controllers = append(s.controllers, dn)
+	return nil
+}
+
+// runControllers starts every controller; each runs until ctx is done.
+func (s *Server) runControllers(ctx context.Context) {
+	for _, c := range s.controllers {
+		go func() {
+			if err := c.Run(ctx); err != nil && ctx.Err() == nil {
+				klog.FromContext(ctx).Error(err, "Controller stopped", "controller", c.Name())
+			}
+		}()
+	}
+}

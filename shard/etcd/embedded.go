@@ -23,6 +23,9 @@ type Options struct {
 	PeerPort   int
 	// UnsafeNoFsync trades durability for speed (tests and benchmarks).
 	UnsafeNoFsync bool
+	// LogLevel of etcd's own log: debug, info, warn, error, panic or fatal
+	// (default error).
+	LogLevel string
 }
 
 // Server is a running embedded etcd.
@@ -38,7 +41,10 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	cfg.Name = "tessera"
 	cfg.Dir = filepath.Clean(o.Dir)
 	cfg.WalDir = filepath.Join(cfg.Dir, "wal")
-	cfg.LogLevel = "error"
+	cfg.LogLevel = o.LogLevel
+	if cfg.LogLevel == "" {
+		cfg.LogLevel = "error"
+	}
 	cfg.UnsafeNoFsync = o.UnsafeNoFsync
 	cfg.QuotaBackendBytes = 8 * 1024 * 1024 * 1024
 	client := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.ClientPort))}

@@ -30,6 +30,7 @@ type Options struct {
 	EmbeddedEtcdPeerPort   int
 	// EmbeddedEtcdUnsafeNoFsync is for tests and benchmarks.
 	EmbeddedEtcdUnsafeNoFsync bool
+	EmbeddedEtcdLogLevel      string
 
 	ClientCAFile  string
 	TokenAuthFile string
@@ -48,6 +49,7 @@ func NewOptions() *Options {
 		SecurePort:             6443,
 		EmbeddedEtcdClientPort: 2379,
 		EmbeddedEtcdPeerPort:   2380,
+		EmbeddedEtcdLogLevel:   "error",
 		WatchCache:             true,
 		ShardName:              "root",
 	}
@@ -72,6 +74,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort, "Loopback port of the embedded etcd's client endpoint.")
 	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Loopback port of the embedded etcd's peer endpoint.")
 	fs.BoolVar(&o.EmbeddedEtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcdUnsafeNoFsync, "Disable fsync in the embedded etcd. Loses data on a crash; for tests only.")
+	fs.StringVar(&o.EmbeddedEtcdLogLevel, "embedded-etcd-log-level", o.EmbeddedEtcdLogLevel, "Log level of the embedded etcd: debug, info, warn, error, panic or fatal.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
 
 	fs = fss.FlagSet("authentication")

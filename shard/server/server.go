@@ -57,6 +57,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 			ClientPort:    o.EmbeddedEtcdClientPort,
 			PeerPort:      o.EmbeddedEtcdPeerPort,
 			UnsafeNoFsync: o.EmbeddedEtcdUnsafeNoFsync,
+			LogLevel:      o.EmbeddedEtcdLogLevel,
 		})
 		if err != nil {
 			return nil, err

@@ -46,7 +46,7 @@ func startShard(ctx context.Context, binary string) (*shard, error) {
 			return nil, err
 		}
 	}
-	if s.etcd, err = etcd.Start(ctx, etcd.Options{Dir: filepath.Join(dir, "etcd"), ClientPort: ports[0], PeerPort: ports[1], UnsafeNoFsync: true}); err != nil {
+	if s.etcd, err = etcd.Start(ctx, etcd.Options{Dir: filepath.Join(dir, "etcd"), ClientPort: ports[0], PeerPort: ports[1], UnsafeNoFsync: true, LogLevel: "fatal"}); err != nil {
 		return nil, err
 	}
 	if s.etcdCli, err = clientv3.New(clientv3.Config{Endpoints: []string{s.etcd.ClientURL}, DialTimeout: 10 * time.Second}); err != nil {

@@ -47,6 +47,7 @@ func StartShard(t testing.TB, opts ...Option) *Shard {
 	o.EmbeddedEtcdClientPort = freePort(t)
 	o.EmbeddedEtcdPeerPort = freePort(t)
 	o.EmbeddedEtcdUnsafeNoFsync = true
+	o.EmbeddedEtcdLogLevel = "fatal"
 	for _, f := range opts {
 		f(o)
 	}

@@ -153,7 +153,11 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 		return nil
 	})
 	generic.AddPostStartHookOrDie("tessera-bootstrap-logical-clusters", func(hc genericapiserver.PostStartHookContext) error {
-		return ensureLogicalClusters(hc.Context, hc.LoopbackClientConfig, bootstrapClusters)
+		if err := ensureLogicalClusters(hc.Context, hc.LoopbackClientConfig, bootstrapClusters); err != nil {
+			return err
+		}
+		go s.announceReady(hc.Context, hc.LoopbackClientConfig)
+		return nil
 	})
 	return s, nil
 }

@@ -198,3 +198,16 @@ func KubectlPath(t testing.TB) string {
 	t.Fatalf("kubectl not found: set KUBECTL or run the tests through make, which builds one")
 	return ""
 }
+
+// RunKubectl runs the kubectl binary with the given arguments.
+func RunKubectl(args ...string) (string, error) {
+	p := os.Getenv("KUBECTL")
+	if p == "" {
+		p = "/usr/bin/kubectl"
+		if _, err := os.Stat(p); err != nil {
+			p = "kubectl"
+		}
+	}
+	out, err := exec.Command(p, args...).CombinedOutput()
+	return string(out), err
+}

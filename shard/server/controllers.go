@@ -8,6 +8,9 @@ import (
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
+	"github.com/tessera-dev/tessera/shard/controllers/garbagecollector"
+	namespacectrl "github.com/tessera-dev/tessera/shard/controllers/namespace"
+	serviceaccountctrl "github.com/tessera-dev/tessera/shard/controllers/serviceaccount"
 )
 
 // runner is a controller the shard runs until it stops.
@@ -29,6 +32,21 @@ func (s *Server) newControllers() error {
 		return fmt.Errorf("default namespace controller: %w", err)
 	}
 	s.controllers = append(s.controllers, dn)
+
+	loopback := s.Generic.LoopbackClientConfig
+	ns, err := namespacectrl.New(loopback, s.Informers)
+	if err != nil {
+		return fmt.Errorf("namespace controller: %w", err)
+	}
+	sa, err := serviceaccountctrl.New(loopback, s.Informers)
+	if err != nil {
+		return fmt.Errorf("service account controller: %w", err)
+	}
+	gcc, err := garbagecollector.New(loopback, s.Informers)
+	if err != nil {
+		return fmt.Errorf("garbage collector: %w", err)
+	}
+	s.controllers = append(s.controllers, ns, sa, gcc)
 	return nil
 }
 

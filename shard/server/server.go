@@ -19,6 +19,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/admission/namespacelifecycle"
 	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/discovery"
 	"github.com/tessera-dev/tessera/shard/etcd"
@@ -88,6 +89,17 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 		s.closeEtcd()
 		return nil, err
 	}
+	lifecycle, err := namespacelifecycle.NewForConfig(gc.LoopbackClientConfig, s.Informers)
+	if err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	if err := lifecycle.ValidateInitialization(); err != nil {
+		s.closeEtcd()
+		return nil, err
+	}
+	gc.AdmissionControl = lifecycle
+
 	shared, err := customresources.NewSharedEtcd(ctx, c.Storage.Backend.Transport)
 	if err != nil {
 		s.closeEtcd()

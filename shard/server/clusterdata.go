@@ -7,6 +7,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -43,9 +44,13 @@ func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.N
 			prefixes = append(prefixes, p)
 		}
 	}
+	// Namespaces go first: once they are gone, admission refuses new
+	// namespaced objects, so controllers cannot recreate what follows.
+	nsPrefix := storage.ResourcePrefix(schema.GroupResource{Resource: "namespaces"})
+	prefixes = append([]string{root + nsPrefix + "/" + string(cluster) + "/"}, prefixes...)
 	lcPrefix := storage.ResourcePrefix(corev1alpha1.Resource("logicalclusters"))
 	for _, p := range s.Storage.ResourcePrefixes() {
-		if p == lcPrefix {
+		if p == lcPrefix || p == nsPrefix {
 			continue
 		}
 		prefixes = append(prefixes, root+p+"/"+string(cluster)+"/")

@@ -7,8 +7,10 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	crdctrl "github.com/tessera-dev/tessera/shard/controllers/crd"
 	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
 	"github.com/tessera-dev/tessera/shard/controllers/garbagecollector"
+	"github.com/tessera-dev/tessera/shard/controllers/logicalclusterdeletion"
 	namespacectrl "github.com/tessera-dev/tessera/shard/controllers/namespace"
 	serviceaccountctrl "github.com/tessera-dev/tessera/shard/controllers/serviceaccount"
 )
@@ -46,7 +48,15 @@ func (s *Server) newControllers() error {
 	if err != nil {
 		return fmt.Errorf("garbage collector: %w", err)
 	}
-	s.controllers = append(s.controllers, ns, sa, gcc)
+	crds, err := crdctrl.New(loopback, s.Informers)
+	if err != nil {
+		return fmt.Errorf("CRD controllers: %w", err)
+	}
+	lcd, err := logicalclusterdeletion.New(loopback, s.Informers, s.DeleteClusterData)
+	if err != nil {
+		return fmt.Errorf("logical cluster deletion controller: %w", err)
+	}
+	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd)
 	return nil
 }
 

@@ -206,7 +206,7 @@ func TestRestartKeepsData(t *testing.T) {
 	if err != nil || cm.Data["v"] != "1" {
 		t.Fatalf("after a restart: %v %v", cm, err)
 	}
-	if out := s.MustKubectl("root", "get", "logicalcluster", "cluster", "-o", "jsonpath={.status.phase}"); out != "Ready" {
+	if out := s.MustKubectl(t, "root", "get", "logicalcluster", "cluster", "-o", "jsonpath={.status.phase}"); out != "Ready" {
 		t.Errorf("root after restart: phase %q", out)
 	}
 

@@ -24,25 +24,25 @@ func TestKubectlInTwoClusters(t *testing.T) {
 	createCluster(t, s, b)
 
 	for _, c := range []logicalcluster.Name{a, b} {
-		s.MustKubectl(c, "create", "namespace", "shop")
-		s.MustKubectl(c, "-n", "shop", "create", "configmap", "settings", "--from-literal=owner="+string(c))
-		s.MustKubectl(c, "-n", "shop", "create", "secret", "generic", "creds", "--from-literal=user=u", "--from-literal=pass=p")
+		s.MustKubectl(t, c, "create", "namespace", "shop")
+		s.MustKubectl(t, c, "-n", "shop", "create", "configmap", "settings", "--from-literal=owner="+string(c))
+		s.MustKubectl(t, c, "-n", "shop", "create", "secret", "generic", "creds", "--from-literal=user=u", "--from-literal=pass=p")
 	}
 
 	t.Run("get shows the columns users know", func(t *testing.T) {
-		out := s.MustKubectl(a, "get", "namespaces")
+		out := s.MustKubectl(t, a, "get", "namespaces")
 		for _, col := range []string{"NAME", "STATUS", "AGE", "shop", "Active"} {
 			if !strings.Contains(out, col) {
 				t.Errorf("kubectl get ns lacks %q:\n%s", col, out)
 			}
 		}
-		out = s.MustKubectl(a, "-n", "shop", "get", "secrets")
+		out = s.MustKubectl(t, a, "-n", "shop", "get", "secrets")
 		for _, col := range []string{"NAME", "TYPE", "DATA", "AGE", "creds", "Opaque", "2"} {
 			if !strings.Contains(out, col) {
 				t.Errorf("kubectl get secrets lacks %q:\n%s", col, out)
 			}
 		}
-		out = s.MustKubectl(a, "-n", "shop", "get", "cm")
+		out = s.MustKubectl(t, a, "-n", "shop", "get", "cm")
 		if !strings.Contains(out, "DATA") || !strings.Contains(out, "settings") {
 			t.Errorf("kubectl get cm (short name):\n%s", out)
 		}
@@ -56,7 +56,7 @@ func TestKubectlInTwoClusters(t *testing.T) {
 				} `json:"metadata"`
 				Data map[string]string `json:"data"`
 			}
-			if err := json.Unmarshal([]byte(s.MustKubectl(c, "-n", "shop", "get", "configmap", "settings", "-o", "json")), &cm); err != nil {
+			if err := json.Unmarshal([]byte(s.MustKubectl(t, c, "-n", "shop", "get", "configmap", "settings", "-o", "json")), &cm); err != nil {
 				t.Fatal(err)
 			}
 			if cm.Data["owner"] != string(c) {
@@ -66,12 +66,12 @@ func TestKubectlInTwoClusters(t *testing.T) {
 				t.Errorf("cluster %s: kcp.io/cluster = %q", c, cm.Metadata.Annotations[logicalcluster.AnnotationKey])
 			}
 		}
-		s.MustKubectl(a, "-n", "shop", "create", "configmap", "only-in-a")
+		s.MustKubectl(t, a, "-n", "shop", "create", "configmap", "only-in-a")
 		if out, err := s.Kubectl(b, "-n", "shop", "get", "configmap", "only-in-a"); err == nil || !strings.Contains(out, "NotFound") {
 			t.Errorf("cluster b sees a configmap of cluster a: %v\n%s", err, out)
 		}
-		s.MustKubectl(b, "delete", "namespace", "shop", "--wait=false")
-		if out := s.MustKubectl(a, "get", "namespace", "shop", "-o", "jsonpath={.status.phase}"); out != "Active" {
+		s.MustKubectl(t, b, "delete", "namespace", "shop", "--wait=false")
+		if out := s.MustKubectl(t, a, "get", "namespace", "shop", "-o", "jsonpath={.status.phase}"); out != "Active" {
 			t.Errorf("deleting shop in b touched shop in a: phase %q", out)
 		}
 	})
@@ -85,16 +85,16 @@ func TestKubectlInTwoClusters(t *testing.T) {
 			}
 		}
 		write("  a: \"1\"\n  b: \"2\"\n")
-		s.MustKubectl(a, "apply", "-f", manifest)
-		s.MustKubectl(a, "-n", "shop", "label", "configmap", "applied", "extra=kept")
+		s.MustKubectl(t, a, "apply", "-f", manifest)
+		s.MustKubectl(t, a, "-n", "shop", "label", "configmap", "applied", "extra=kept")
 		write("  a: \"10\"\n")
-		s.MustKubectl(a, "apply", "-f", manifest)
-		out := s.MustKubectl(a, "-n", "shop", "get", "configmap", "applied", "-o", "jsonpath={.data.a},{.data.b},{.metadata.labels.extra}")
+		s.MustKubectl(t, a, "apply", "-f", manifest)
+		out := s.MustKubectl(t, a, "-n", "shop", "get", "configmap", "applied", "-o", "jsonpath={.data.a},{.data.b},{.metadata.labels.extra}")
 		if out != "10,,kept" {
 			t.Errorf("after re-apply: %q, want 10,,kept (b pruned by apply, label set outside apply kept)", out)
 		}
-		s.MustKubectl(a, "-n", "shop", "patch", "configmap", "applied", "--type=strategic", "-p", `{"data":{"c":"3"}}`)
-		out = s.MustKubectl(a, "-n", "shop", "get", "configmap", "applied", "-o", "jsonpath={.data.a},{.data.c}")
+		s.MustKubectl(t, a, "-n", "shop", "patch", "configmap", "applied", "--type=strategic", "-p", `{"data":{"c":"3"}}`)
+		out = s.MustKubectl(t, a, "-n", "shop", "get", "configmap", "applied", "-o", "jsonpath={.data.a},{.data.c}")
 		if out != "10,3" {
 			t.Errorf("after strategic merge patch: %q", out)
 		}
@@ -105,7 +105,7 @@ func TestKubectlInTwoClusters(t *testing.T) {
 		if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n  namespace: shop\ndata:\n  k: one\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s.MustKubectl(a, "apply", "--server-side", "--field-manager=alice", "-f", manifest)
+		s.MustKubectl(t, a, "apply", "--server-side", "--field-manager=alice", "-f", manifest)
 		if err := os.WriteFile(manifest, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n  namespace: shop\ndata:\n  k: two\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -113,8 +113,8 @@ func TestKubectlInTwoClusters(t *testing.T) {
 		if err == nil || !strings.Contains(out, "conflict") {
 			t.Errorf("expected a conflict between alice and bob, got %v:\n%s", err, out)
 		}
-		s.MustKubectl(a, "apply", "--server-side", "--field-manager=bob", "--force-conflicts", "-f", manifest)
-		out = s.MustKubectl(a, "-n", "shop", "get", "configmap", "ssa", "-o", "jsonpath={.data.k} {.metadata.managedFields[*].manager}")
+		s.MustKubectl(t, a, "apply", "--server-side", "--field-manager=bob", "--force-conflicts", "-f", manifest)
+		out = s.MustKubectl(t, a, "-n", "shop", "get", "configmap", "ssa", "-o", "jsonpath={.data.k} {.metadata.managedFields[*].manager}")
 		if !strings.HasPrefix(out, "two ") || !strings.Contains(out, "bob") {
 			t.Errorf("after forced apply: %q", out)
 		}
@@ -155,24 +155,24 @@ func TestKubectlInTwoClusters(t *testing.T) {
 	})
 
 	t.Run("field and label selectors", func(t *testing.T) {
-		s.MustKubectl(a, "-n", "shop", "create", "configmap", "sel-1")
-		s.MustKubectl(a, "-n", "shop", "label", "configmap", "sel-1", "tier=front")
-		out := s.MustKubectl(a, "-n", "shop", "get", "configmaps", "-l", "tier=front", "-o", "name")
+		s.MustKubectl(t, a, "-n", "shop", "create", "configmap", "sel-1")
+		s.MustKubectl(t, a, "-n", "shop", "label", "configmap", "sel-1", "tier=front")
+		out := s.MustKubectl(t, a, "-n", "shop", "get", "configmaps", "-l", "tier=front", "-o", "name")
 		if strings.TrimSpace(out) != "configmap/sel-1" {
 			t.Errorf("label selector: %q", out)
 		}
-		out = s.MustKubectl(a, "-n", "shop", "get", "configmaps", "--field-selector", "metadata.name=settings", "-o", "name")
+		out = s.MustKubectl(t, a, "-n", "shop", "get", "configmaps", "--field-selector", "metadata.name=settings", "-o", "name")
 		if strings.TrimSpace(out) != "configmap/settings" {
 			t.Errorf("field selector: %q", out)
 		}
-		out = s.MustKubectl(a, "-n", "shop", "get", "secrets", "--field-selector", "type=Opaque", "-o", "name")
+		out = s.MustKubectl(t, a, "-n", "shop", "get", "secrets", "--field-selector", "type=Opaque", "-o", "name")
 		if strings.TrimSpace(out) != "secret/creds" {
 			t.Errorf("secret type field selector: %q", out)
 		}
 	})
 
 	t.Run("discovery, explain, version", func(t *testing.T) {
-		out := s.MustKubectl(a, "api-resources")
+		out := s.MustKubectl(t, a, "api-resources")
 		for _, r := range []string{"configmaps", "namespaces", "secrets", "events", "limitranges", "resourcequotas", "serviceaccounts",
 			"mutatingwebhookconfigurations", "validatingwebhookconfigurations", "customresourcedefinitions", "tokenreviews",
 			"subjectaccessreviews", "certificatesigningrequests", "leases", "roles", "clusterrolebindings", "logicalclusters"} {
@@ -180,15 +180,15 @@ func TestKubectlInTwoClusters(t *testing.T) {
 				t.Errorf("kubectl api-resources lacks %s", r)
 			}
 		}
-		out = s.MustKubectl(a, "explain", "configmap.data")
+		out = s.MustKubectl(t, a, "explain", "configmap.data")
 		if !strings.Contains(out, "FIELD: data") && !strings.Contains(out, "data") {
 			t.Errorf("kubectl explain configmap.data:\n%s", out)
 		}
-		out = s.MustKubectl(a, "version")
+		out = s.MustKubectl(t, a, "version")
 		if !strings.Contains(out, "Server Version: v1.37") {
 			t.Errorf("kubectl version:\n%s", out)
 		}
-		out = s.MustKubectl(a, "auth", "whoami")
+		out = s.MustKubectl(t, a, "auth", "whoami")
 		if !strings.Contains(out, "shard-admin") {
 			t.Errorf("kubectl auth whoami:\n%s", out)
 		}

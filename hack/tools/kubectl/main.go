@@ -3,12 +3,13 @@
 package main
 
 import (
-	"os"
-
 	"k8s.io/component-base/cli"
 	"k8s.io/kubectl/pkg/cmd"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
 func main() {
-	os.Exit(cli.RunNoErrOutput(cmd.NewDefaultKubectlCommand()))
+	if err := cli.RunNoErrOutput(cmd.NewDefaultKubectlCommand()); err != nil {
+		cmdutil.CheckErr(err)
+	}
 }

@@ -170,12 +170,12 @@ func (s *Shard) Kubectl(cluster logicalcluster.Name, args ...string) (string, er
 	return string(out), err
 }
 
-// MustKubectl is Kubectl that fails the test on error.
-func (s *Shard) MustKubectl(cluster logicalcluster.Name, args ...string) string {
-	s.t.Helper()
+// MustKubectl is Kubectl that fails t on error.
+func (s *Shard) MustKubectl(t testing.TB, cluster logicalcluster.Name, args ...string) string {
+	t.Helper()
 	out, err := s.Kubectl(cluster, args...)
 	if err != nil {
-		s.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return out
 }

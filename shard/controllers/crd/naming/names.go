@@ -1,0 +1,128 @@
+package naming
+
+import (
+	"fmt"
+	"slices"
+
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// usedNames are the resource names (plural, singular, short names) and the
+// kinds (kind, list kind) accepted by the CRDs of one group.
+type usedNames struct {
+	resources, kinds sets.Set[string]
+}
+
+// namesInUse collects the accepted names of crds. Like upstream it counts
+// the CRD being named too: names it has already accepted are its own, and
+// equalToAcceptedOrFresh lets it keep them.
+func namesInUse(crds []*apiextensionsv1.CustomResourceDefinition) usedNames {
+	used := usedNames{resources: sets.New[string](), kinds: sets.New[string]()}
+	for _, crd := range crds {
+		names := crd.Status.AcceptedNames
+		used.resources.Insert(names.Plural, names.Singular)
+		used.resources.Insert(names.ShortNames...)
+		used.kinds.Insert(names.Kind, names.ListKind)
+	}
+	return used
+}
+
+// calculateNamesAndConditions returns the names crd can accept given the
+// names in use in its group, its NamesAccepted condition, and its
+// Established condition as the naming controller leaves it. It is
+// upstream's algorithm: a requested name is accepted if it is already
+// accepted by crd or free; a conflicting one keeps the previously accepted
+// name and makes NamesAccepted False.
+func calculateNamesAndConditions(crd *apiextensionsv1.CustomResourceDefinition, used usedNames) (apiextensionsv1.CustomResourceDefinitionNames, apiextensionsv1.CustomResourceDefinitionCondition, apiextensionsv1.CustomResourceDefinitionCondition) {
+	namesAccepted := apiextensionsv1.CustomResourceDefinitionCondition{
+		Type:   apiextensionsv1.NamesAccepted,
+		Status: apiextensionsv1.ConditionUnknown,
+	}
+	conflict := func(reason string, err error) {
+		namesAccepted.Status = apiextensionsv1.ConditionFalse
+		namesAccepted.Reason = reason
+		namesAccepted.Message = err.Error()
+	}
+
+	requested, accepted := crd.Spec.Names, crd.Status.AcceptedNames
+	names := *accepted.DeepCopy()
+
+	// Go on after a conflict, so that status gets the best match possible.
+	if err := equalToAcceptedOrFresh(requested.Plural, accepted.Plural, used.resources); err != nil {
+		conflict("PluralConflict", err)
+	} else {
+		names.Plural = requested.Plural
+	}
+	if err := equalToAcceptedOrFresh(requested.Singular, accepted.Singular, used.resources); err != nil {
+		conflict("SingularConflict", err)
+	} else {
+		names.Singular = requested.Singular
+	}
+	if !slices.Equal(requested.ShortNames, accepted.ShortNames) {
+		var errs []error
+		own := sets.New(accepted.ShortNames...)
+		for _, shortName := range requested.ShortNames {
+			if own.Has(shortName) {
+				continue
+			}
+			if err := equalToAcceptedOrFresh(shortName, "", used.resources); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := utilerrors.NewAggregate(errs); err != nil {
+			conflict("ShortNamesConflict", err)
+		} else {
+			names.ShortNames = slices.Clone(requested.ShortNames)
+		}
+	}
+	if err := equalToAcceptedOrFresh(requested.Kind, accepted.Kind, used.kinds); err != nil {
+		conflict("KindConflict", err)
+	} else {
+		names.Kind = requested.Kind
+	}
+	if err := equalToAcceptedOrFresh(requested.ListKind, accepted.ListKind, used.kinds); err != nil {
+		conflict("ListKindConflict", err)
+	} else {
+		names.ListKind = requested.ListKind
+	}
+	names.Categories = slices.Clone(requested.Categories)
+
+	if namesAccepted.Status == apiextensionsv1.ConditionUnknown {
+		namesAccepted.Status = apiextensionsv1.ConditionTrue
+		namesAccepted.Reason = "NoConflicts"
+		namesAccepted.Message = "no conflicts found"
+	}
+
+	// Established stays False until the establishing controller sees
+	// NamesAccepted through its informer; once True it stays True.
+	established := apiextensionsv1.CustomResourceDefinitionCondition{
+		Type:    apiextensionsv1.Established,
+		Status:  apiextensionsv1.ConditionFalse,
+		Reason:  "NotAccepted",
+		Message: "not all names are accepted",
+	}
+	if old := apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.Established); old != nil {
+		established = *old
+	}
+	if established.Status != apiextensionsv1.ConditionTrue && namesAccepted.Status == apiextensionsv1.ConditionTrue {
+		established = apiextensionsv1.CustomResourceDefinitionCondition{
+			Type:    apiextensionsv1.Established,
+			Status:  apiextensionsv1.ConditionFalse,
+			Reason:  "Installing",
+			Message: "the initial names have been accepted",
+		}
+	}
+	return names, namesAccepted, established
+}
+
+// equalToAcceptedOrFresh accepts requested if it is what was accepted
+// before or nobody uses it.
+func equalToAcceptedOrFresh(requested, accepted string, used sets.Set[string]) error {
+	if requested == accepted || !used.Has(requested) {
+		return nil
+	}
+	return fmt.Errorf("%q is already in use", requested)
+}

@@ -1,0 +1,126 @@
+package logicalclusterdeletion
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
+	lcregistry "github.com/tessera-dev/tessera/shard/registry/logicalcluster"
+)
+
+// Finalizer is the finalizer the shard's registry puts on every
+// LogicalCluster, and that this controller removes once the content of the
+// logical cluster is gone.
+const Finalizer = lcregistry.Finalizer
+
+// conflictRetryInterval is how long to wait for the informer to catch up
+// after a write conflict.
+const conflictRetryInterval = time.Second
+
+// DeleteClusterDataFunc removes every object of a logical cluster from
+// storage, except its LogicalCluster. It must be idempotent: it is called
+// again after any failure, and when it succeeds nothing of the cluster but
+// its LogicalCluster is left.
+type DeleteClusterDataFunc func(ctx context.Context, cluster logicalcluster.Name) error
+
+// deleter reconciles deleted LogicalClusters. Its dependencies are plain
+// functions so that it can be tested without an API server.
+type deleter struct {
+	// getLogicalCluster returns the LogicalCluster of a logical cluster
+	// from the informer cache, or a NotFound error.
+	getLogicalCluster func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
+	// deleteClusterData removes the content of a logical cluster.
+	deleteClusterData DeleteClusterDataFunc
+	// writeStatus writes the status conditions of new, a changed copy of
+	// old, and returns the object as stored.
+	writeStatus func(ctx context.Context, cluster logicalcluster.Name, old, new *corev1alpha1.LogicalCluster) (*corev1alpha1.LogicalCluster, error)
+	// writeFinalizers writes the finalizers of new, a changed copy of old.
+	writeFinalizers func(ctx context.Context, cluster logicalcluster.Name, old, new *corev1alpha1.LogicalCluster) error
+}
+
+// reconcile deletes the content of the logical cluster of key if its
+// LogicalCluster is being deleted, then lets the LogicalCluster go.
+func (d *deleter) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
+	logger := klog.FromContext(ctx)
+	if key.Name != corev1alpha1.LogicalClusterName || key.Namespace != "" {
+		return reconciler.Result{}, nil
+	}
+	cached, err := d.getLogicalCluster(key.Cluster)
+	if apierrors.IsNotFound(err) {
+		return reconciler.Result{}, nil
+	}
+	if err != nil {
+		return reconciler.Result{}, fmt.Errorf("getting LogicalCluster: %w", err)
+	}
+	if !needsDeletion(cached) {
+		return reconciler.Result{}, nil
+	}
+
+	if err := d.deleteClusterData(ctx, key.Cluster); err != nil {
+		err = fmt.Errorf("deleting the content of logical cluster %s: %w", key.Cluster, err)
+		lc := cached.DeepCopy()
+		conditionsv1alpha1.MarkFalse(lc, corev1alpha1.WorkspaceContentDeleted, conditionsv1alpha1.DeletingReason, conditionsv1alpha1.ConditionSeverityInfo,
+			"the content of the logical cluster is being deleted")
+		conditionsv1alpha1.MarkFalse(lc, corev1alpha1.WorkspaceDeletionContentSuccess, conditionsv1alpha1.DeletionFailedReason, conditionsv1alpha1.ConditionSeverityWarning,
+			"%v", err)
+		if _, werr := d.writeStatus(ctx, key.Cluster, cached, lc); werr != nil && !apierrors.IsNotFound(werr) && !apierrors.IsConflict(werr) {
+			return reconciler.Result{}, utilerrors.NewAggregate([]error{err, werr})
+		}
+		return reconciler.Result{}, err
+	}
+	logger.V(2).Info("Deleted the content of the logical cluster")
+
+	current := cached
+	if len(cached.Finalizers) > 1 {
+		// The LogicalCluster outlives this step: say that its content is
+		// gone.
+		lc := cached.DeepCopy()
+		conditionsv1alpha1.MarkTrue(lc, corev1alpha1.WorkspaceContentDeleted)
+		conditionsv1alpha1.MarkTrue(lc, corev1alpha1.WorkspaceDeletionContentSuccess)
+		updated, err := d.writeStatus(ctx, key.Cluster, cached, lc)
+		if done, result, err := writeOutcome(ctx, err); done {
+			return result, err
+		}
+		current = updated
+	}
+
+	lc := current.DeepCopy()
+	lc.Finalizers = slices.DeleteFunc(lc.Finalizers, func(f string) bool { return f == Finalizer })
+	err = d.writeFinalizers(ctx, key.Cluster, current, lc)
+	if done, result, err := writeOutcome(ctx, err); done {
+		return result, err
+	}
+	logger.Info("Deleted logical cluster content, released its LogicalCluster", "finalizersLeft", len(lc.Finalizers))
+	return reconciler.Result{}, nil
+}
+
+// writeOutcome tells whether a reconcile ends after a write that returned
+// err, and with which result and error. NotFound ends it: the LogicalCluster
+// is gone. Conflict ends it with a short requeue: the cache was behind.
+func writeOutcome(ctx context.Context, err error) (bool, reconciler.Result, error) {
+	switch {
+	case err == nil:
+		return false, reconciler.Result{}, nil
+	case apierrors.IsNotFound(err):
+		return true, reconciler.Result{}, nil
+	case apierrors.IsConflict(err):
+		klog.FromContext(ctx).V(4).Info("LogicalCluster changed meanwhile, trying again", "err", err)
+		return true, reconciler.Result{RequeueAfter: conflictRetryInterval}, nil
+	default:
+		return true, reconciler.Result{}, err
+	}
+}
+
+// needsDeletion tells whether lc is being deleted and still has Finalizer.
+func needsDeletion(lc *corev1alpha1.LogicalCluster) bool {
+	return lc.DeletionTimestamp != nil && slices.Contains(lc.Finalizers, Finalizer)
+}

@@ -1,0 +1,72 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/test/integration/framework"
+)
+
+// TestDeletingALogicalClusterLeavesNoKeys fills a logical cluster with
+// built-in objects, a CRD and custom resources, deletes its LogicalCluster,
+// and checks that etcd keeps no key of it while a neighbour keeps all of its.
+func TestDeletingALogicalClusterLeavesNoKeys(t *testing.T) {
+	s := framework.StartShard(t)
+	doomed, neighbour := logicalcluster.Name("doomed"), logicalcluster.Name("neighbour")
+	for _, c := range []logicalcluster.Name{doomed, neighbour} {
+		createCluster(t, s, c)
+		s.MustKubectl(t, c, "create", "namespace", "apps")
+		s.MustKubectl(t, c, "-n", "apps", "create", "configmap", "cfg", "--from-literal=a=b")
+		s.MustKubectl(t, c, "-n", "apps", "create", "secret", "generic", "sec", "--from-literal=a=b")
+		s.MustKubectl(t, c, "create", "clusterrole", "reader", "--verb=get", "--resource=configmaps")
+		s.MustKubectl(t, c, "apply", "-f", writeFile(t, "crd.yaml", fmt.Sprintf(widgetsCRD, "integer", "integer", "size")))
+		s.MustKubectl(t, c, "wait", "--for=condition=Established", "--timeout=60s", "crd/widgets.example.com")
+		eventually(t, 30*time.Second, "widgets served in "+string(c), func(ctx context.Context) (bool, error) {
+			_, err := s.Kubectl(c, "apply", "-f", writeFile(t, "w.yaml", widget("w1", "1")))
+			return err == nil, nil
+		})
+	}
+
+	etcd := shardEtcd(t, s)
+	keysOf := func(ctx context.Context, c logicalcluster.Name) ([]string, error) { return clusterKeys(ctx, etcd, c) }
+	before, err := keysOf(t.Context(), doomed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) < 8 {
+		t.Fatalf("expected the doomed cluster to have many keys, has %v", before)
+	}
+	neighbourBefore, err := keysOf(t.Context(), neighbour)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s.MustKubectl(t, doomed, "delete", "logicalcluster", "cluster", "--wait=false")
+	eventually(t, 60*time.Second, "every key of the deleted cluster to go", func(ctx context.Context) (bool, error) {
+		keys, err := keysOf(ctx, doomed)
+		if err != nil {
+			return false, err
+		}
+		if len(keys) > 0 {
+			return false, fmt.Errorf("keys left: %v", keys)
+		}
+		return true, nil
+	})
+	neighbourAfter, err := keysOf(t.Context(), neighbour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(neighbourAfter) != len(neighbourBefore) {
+		t.Errorf("the neighbour lost keys: %d before, %d after", len(neighbourBefore), len(neighbourAfter))
+	}
+	_, err = kube(t, s, doomed).CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("a request to the deleted cluster: %v, want 403", err)
+	}
+}

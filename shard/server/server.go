@@ -68,42 +68,46 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 		logger.Info("Embedded etcd is up", "url", e.ClientURL, "dir", o.RootDirectory+"/etcd-server")
 	}
 
-	etcdClient, err := newEtcdClient(c.Storage.Backend.Transport)
-	if err != nil {
+	if err := s.build(ctx); err != nil {
 		s.closeEtcd()
 		return nil, err
+	}
+	return s, nil
+}
+
+// build assembles the server on a running etcd.
+func (s *Server) build(ctx context.Context) error {
+	c := s.CompletedConfig
+	etcdClient, err := newEtcdClient(c.Storage.Backend.Transport)
+	if err != nil {
+		return err
 	}
 	s.etcdClient = etcdClient
 
 	gc := c.Generic
 	clients, err := informers.NewClientsForConfig(clusters.WildcardConfig(gc.LoopbackClientConfig))
 	if err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	s.Informers = informers.NewSharedInformerFactory(clients, 0)
 	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
 
 	s.crds = s.Informers.CustomResourceDefinitions()
 	if err := s.crds.Informer().AddIndexers(cache.Indexers{byCRDName: crdNameIndex}); err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	lifecycle, err := namespacelifecycle.NewForConfig(gc.LoopbackClientConfig, s.Informers)
 	if err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	if err := lifecycle.ValidateInitialization(); err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	gc.AdmissionControl = lifecycle
 
 	shared, err := customresources.NewSharedEtcd(ctx, c.Storage.Backend.Transport)
 	if err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	s.sharedEtcd = shared
 	crHandler, err := customresources.New(customresources.Config{
@@ -119,8 +123,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 		MinRequestTimeout:   time.Duration(gc.MinRequestTimeout) * time.Second,
 	})
 	if err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	s.customResources = crHandler
 	s.onCRDChange = append(s.onCRDChange, func(cluster logicalcluster.Name) {
@@ -129,8 +132,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 		}
 	})
 	if _, err := s.crds.Informer().AddEventHandler(s.crdEvents()); err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, gcfg *genericapiserver.Config) http.Handler {
@@ -141,17 +143,14 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 	}
 	generic, err := gc.Complete().New("tessera-shard", genericapiserver.NewEmptyDelegateWithCustomHandler(crHandler))
 	if err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	s.GenericAPIServer = generic
 	if err := s.installAPIs(); err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	if err := s.newControllers(); err != nil {
-		s.closeEtcd()
-		return nil, err
+		return err
 	}
 	generic.AddPostStartHookOrDie("tessera-start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		go s.customResources.Run(hc.Context)
@@ -171,7 +170,7 @@ func (c CompletedConfig) New(ctx context.Context) (*Server, error) {
 		go s.announceReady(hc.Context, hc.LoopbackClientConfig)
 		return nil
 	})
-	return s, nil
+	return nil
 }
 
 func (s *Server) closeEtcd() {

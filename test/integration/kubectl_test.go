@@ -120,7 +120,7 @@ func TestKubectlInTwoClusters(t *testing.T) {
 		}
 	})
 
-	t.Run("generateName, finalizers, deletionTimestamp and conflicts", func(t *testing.T) {
+	t.Run("generateName finalizers deletionTimestamp and conflicts", func(t *testing.T) {
 		cms := kube(t, s, a).CoreV1().ConfigMaps("shop")
 		cm, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "gen-", Finalizers: []string{"example.com/hold"}}}, metav1.CreateOptions{})
 		if err != nil {
@@ -171,7 +171,43 @@ func TestKubectlInTwoClusters(t *testing.T) {
 		}
 	})
 
-	t.Run("discovery, explain, version", func(t *testing.T) {
+	t.Run("describe annotate replace edit and auth can-i", func(t *testing.T) {
+		s.MustKubectl(t, b, "create", "namespace", "verbs")
+		s.MustKubectl(t, b, "-n", "verbs", "create", "configmap", "v", "--from-literal=k=1")
+		s.MustKubectl(t, b, "-n", "verbs", "annotate", "configmap", "v", "note=hello")
+		if out := s.MustKubectl(t, b, "-n", "verbs", "describe", "configmap", "v"); !strings.Contains(out, "note: hello") && !strings.Contains(out, "note:") {
+			t.Errorf("kubectl describe:\n%s", out)
+		}
+		manifest := filepath.Join(t.TempDir(), "replace.yaml")
+		if err := os.WriteFile(manifest, []byte(s.MustKubectl(t, b, "-n", "verbs", "get", "configmap", "v", "-o", "yaml")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(manifest)
+		if err := os.WriteFile(manifest, []byte(strings.Replace(string(data), "k: \"1\"", "k: \"2\"", 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s.MustKubectl(t, b, "replace", "-f", manifest)
+		if out := s.MustKubectl(t, b, "-n", "verbs", "get", "configmap", "v", "-o", "jsonpath={.data.k}"); out != "2" {
+			t.Errorf("after replace: %q", out)
+		}
+		editor := filepath.Join(t.TempDir(), "editor.sh")
+		if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i 's/k: \"2\"/k: \"3\"/' \"$1\"\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("KUBE_EDITOR", editor)
+		s.MustKubectl(t, b, "-n", "verbs", "edit", "configmap", "v")
+		if out := s.MustKubectl(t, b, "-n", "verbs", "get", "configmap", "v", "-o", "jsonpath={.data.k}"); out != "3" {
+			t.Errorf("after edit: %q", out)
+		}
+		if out := s.MustKubectl(t, b, "auth", "can-i", "create", "configmaps"); strings.TrimSpace(out) != "yes" {
+			t.Errorf("kubectl auth can-i: %q", out)
+		}
+		if out := s.MustKubectl(t, b, "auth", "can-i", "--list"); !strings.Contains(out, "*.*") {
+			t.Errorf("kubectl auth can-i --list:\n%s", out)
+		}
+	})
+
+	t.Run("discovery explain and version", func(t *testing.T) {
 		out := s.MustKubectl(t, a, "api-resources")
 		for _, r := range []string{"configmaps", "namespaces", "secrets", "events", "limitranges", "resourcequotas", "serviceaccounts",
 			"mutatingwebhookconfigurations", "validatingwebhookconfigurations", "customresourcedefinitions", "tokenreviews",

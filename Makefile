@@ -39,7 +39,7 @@ $(BIN)/kubectl:
 kubectl: $(KUBECTL) ## Make sure a kubectl is available (builds one when the machine has none)
 
 .PHONY: test
-test: kubectl ## Run unit and integration tests (what CI runs)
+test: verify kubectl ## Verify, then run unit and integration tests (what CI runs)
 	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: test-unit

@@ -230,3 +230,34 @@ func TestRestartKeepsData(t *testing.T) {
 		t.Fatal("a watch from a too old rv got no event")
 	}
 }
+
+// TestClusterAnnotationCannotBeForged checks that kcp.io/cluster always names
+// the cluster an object is stored in, whatever a client sends.
+func TestClusterAnnotationCannotBeForged(t *testing.T) {
+	s := framework.StartShard(t)
+	createCluster(t, s, "honest")
+	createCluster(t, s, "victim")
+	cms := kube(t, s, "honest").CoreV1().ConfigMaps("default")
+	cm, err := cms.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "forged",
+		Annotations: map[string]string{logicalcluster.AnnotationKey: "victim"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Annotations[logicalcluster.AnnotationKey]; got != "honest" {
+		t.Errorf("create with a forged annotation stored kcp.io/cluster=%q", got)
+	}
+	cm.Annotations = nil
+	if cm, err = cms.Update(t.Context(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cm.Annotations[logicalcluster.AnnotationKey]; got != "honest" {
+		t.Errorf("an update without annotations left kcp.io/cluster=%q", got)
+	}
+	s.MustKubectl(t, "honest", "-n", "default", "annotate", "--overwrite", "configmap", "forged", "kcp.io/cluster=victim")
+	if got := s.MustKubectl(t, "honest", "-n", "default", "get", "configmap", "forged", "-o", `jsonpath={.metadata.annotations.kcp\.io/cluster}`); got != "honest" {
+		t.Errorf("kubectl annotate changed kcp.io/cluster to %q", got)
+	}
+	if _, err := kube(t, s, "victim").CoreV1().ConfigMaps("default").Get(t.Context(), "forged", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the forged configmap shows up in the victim cluster: %v", err)
+	}
+}

@@ -32,8 +32,11 @@ run: build ## Run `tessera start` with embedded etcd under ./.tessera
 install: ## Install the binaries (tessera, kubectl plugins) into GOBIN
 	$(GO) install -ldflags "$(LDFLAGS)" ./cmd/...
 
+KUBECTL_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) -X k8s.io/component-base/version.gitMajor=1 \
+                   -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION)
+
 $(BIN)/kubectl:
-	cd hack/tools/kubectl && $(GO) build -o $(BIN)/kubectl .
+	cd hack/tools/kubectl && $(GO) build -ldflags "$(KUBECTL_LDFLAGS)" -o $(BIN)/kubectl .
 
 .PHONY: kubectl
 kubectl: $(KUBECTL) ## Make sure a kubectl is available (builds one when the machine has none)

@@ -47,6 +47,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	cfg.UnsafeNoFsync = o.UnsafeNoFsync
 	cfg.QuotaBackendBytes = 8 * 1024 * 1024 * 1024
+	// Above the API server's largest request body (3 MiB), so that a body
+	// the API accepts never fails in etcd as "request is too large".
+	cfg.MaxRequestBytes = 8 * 1024 * 1024
 	client := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.ClientPort))}
 	peer := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.PeerPort))}
 	cfg.ListenClientUrls = []url.URL{client}

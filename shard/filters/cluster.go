@@ -5,7 +5,6 @@ package filters
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,9 +54,6 @@ func parse(path string) (logicalcluster.Cluster, string, error) {
 	rest := path[len(ClusterPrefix):]
 	name, rest, _ := strings.Cut(rest, "/")
 	rest = "/" + rest
-	if unescaped, err := url.PathUnescape(name); err == nil {
-		name = unescaped
-	}
 	if name == string(logicalcluster.Wildcard) {
 		return logicalcluster.Cluster{Wildcard: true}, rest, nil
 	}

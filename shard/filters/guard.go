@@ -14,17 +14,26 @@ import (
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
-// ExistsFunc tells whether a logical cluster exists on this shard.
-type ExistsFunc func(logicalcluster.Name) (bool, error)
+// ClusterState is what the guard needs to know of a logical cluster.
+type ClusterState struct {
+	// Exists: its LogicalCluster exists on this shard.
+	Exists bool
+	// Deleting: its LogicalCluster has a deletionTimestamp.
+	Deleting bool
+}
+
+// StateFunc tells the state of a logical cluster on this shard.
+type StateFunc func(logicalcluster.Name) (ClusterState, error)
 
 // alwaysServed are the non-resource paths answered for any cluster name.
 var alwaysServed = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true}
 
 // WithClusterGuard refuses requests to logical clusters that do not exist,
-// except a shard admin creating the cluster's LogicalCluster, and limits
-// requests across all clusters to list and watch of whole resources. It runs
-// after authentication and RequestInfo.
-func WithClusterGuard(handler http.Handler, exists ExistsFunc, codecs runtime.NegotiatedSerializer) http.Handler {
+// except a shard admin creating the cluster's LogicalCluster; refuses writes
+// other than deletions to a cluster that is being deleted, so nothing
+// outlives it; and limits requests across all clusters to list and watch of
+// whole resources. It runs after authentication and RequestInfo.
+func WithClusterGuard(handler http.Handler, state StateFunc, codecs runtime.NegotiatedSerializer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx := req.Context()
 		cluster, ok := logicalcluster.ClusterFrom(ctx)
@@ -45,12 +54,20 @@ func WithClusterGuard(handler http.Handler, exists ExistsFunc, codecs runtime.Ne
 			handler.ServeHTTP(w, req)
 			return
 		}
-		found, err := exists(cluster.Name)
+		st, err := state(cluster.Name)
 		if err != nil {
 			responsewriters.ErrorNegotiated(apierrors.NewServiceUnavailable(fmt.Sprintf("cannot tell whether logical cluster %q exists: %v", cluster.Name, err)), codecs, schemaless, w, req)
 			return
 		}
-		if !found && !createsLogicalCluster(req, info) {
+		if st.Exists && st.Deleting && writesContent(info) {
+			responsewriters.ErrorNegotiated(&apierrors.StatusError{ErrStatus: metav1.Status{
+				Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+				Message: fmt.Sprintf("logical cluster %q is being deleted: nothing new can be written to it", cluster.Name),
+				Details: &metav1.StatusDetails{Name: string(cluster.Name), Group: "core.kcp.io", Kind: "logicalclusters"},
+			}}, codecs, schemaless, w, req)
+			return
+		}
+		if !st.Exists && !bringsClusterIntoBeing(req, info) {
 			responsewriters.ErrorNegotiated(&apierrors.StatusError{ErrStatus: metav1.Status{
 				Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
 				Message: fmt.Sprintf("logical cluster %q does not exist", cluster.Name),
@@ -78,17 +95,36 @@ func wildcardAllowed(info *request.RequestInfo) error {
 	return nil
 }
 
-// createsLogicalCluster tells whether the request is a shard admin creating
-// (or reading, to adopt) the LogicalCluster that brings a cluster into being.
-func createsLogicalCluster(req *http.Request, info *request.RequestInfo) bool {
-	if !info.IsResourceRequest || info.APIGroup != "core.kcp.io" || info.Resource != "logicalclusters" || info.Subresource != "" {
-		return false
-	}
-	if info.Verb != "create" && info.Verb != "get" {
-		return false
-	}
+// bringsClusterIntoBeing tells whether the request is a shard admin
+// creating (or reading, to adopt) the LogicalCluster that brings a cluster
+// into being, or reading the discovery and OpenAPI documents a client needs
+// to do so (kubectl create -f).
+func bringsClusterIntoBeing(req *http.Request, info *request.RequestInfo) bool {
 	u, ok := request.UserFrom(req.Context())
-	return ok && isMaster(u)
+	if !ok || !isMaster(u) {
+		return false
+	}
+	if !info.IsResourceRequest {
+		return info.Verb == "get"
+	}
+	if info.APIGroup != "core.kcp.io" || info.Resource != "logicalclusters" || info.Subresource != "" {
+		return false
+	}
+	return info.Verb == "create" || info.Verb == "get"
+}
+
+// writesContent tells whether a request adds or changes content of a
+// cluster: everything but reads, deletions, and requests on the
+// LogicalCluster itself (its finalizer is removed when deletion is done).
+func writesContent(info *request.RequestInfo) bool {
+	if !info.IsResourceRequest {
+		return info.Verb != "get" && info.Verb != "head"
+	}
+	switch info.Verb {
+	case "get", "list", "watch", "delete", "deletecollection":
+		return false
+	}
+	return !(info.APIGroup == "core.kcp.io" && info.Resource == "logicalclusters")
 }
 
 func isMaster(u user.Info) bool {

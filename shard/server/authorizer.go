@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -13,8 +14,10 @@ import (
 const MastersGroup = "system:masters"
 
 // clusterAuthorizer is the shard's authorizer until the kcp authorizer chain
-// lands: shard admins may do anything; other authenticated users may do
-// anything inside a named logical cluster, but nothing across all clusters.
+// lands: shard admins may do anything; other authenticated users may work
+// with the content of a named logical cluster, but not across all clusters,
+// not in system:* clusters, not on LogicalClusters beyond reading them, and
+// not impersonate.
 type clusterAuthorizer struct{}
 
 func newAuthorizer() clusterAuthorizer { return clusterAuthorizer{} }
@@ -27,15 +30,39 @@ func (clusterAuthorizer) Authorize(ctx context.Context, a authorizer.Attributes)
 	if !ok {
 		return authorizer.DecisionDeny, "no logical cluster", nil
 	}
-	if c.Wildcard {
+	switch {
+	case c.Wildcard:
 		return authorizer.DecisionDeny, "requests across all logical clusters are only allowed for " + MastersGroup, nil
+	case c.Name.IsSystem() && !isPublic(a):
+		return authorizer.DecisionDeny, "system logical clusters are only accessible to " + MastersGroup, nil
+	case a.GetVerb() == "impersonate":
+		return authorizer.DecisionDeny, "impersonation is only allowed for " + MastersGroup, nil
+	case a.IsResourceRequest() && a.GetAPIGroup() == "core.kcp.io" && a.GetResource() == "logicalclusters" && !readOnly(a.GetVerb()):
+		return authorizer.DecisionDeny, "only " + MastersGroup + " may change LogicalClusters", nil
 	}
 	return authorizer.DecisionAllow, "", nil
 }
 
+func readOnly(verb string) bool {
+	return verb == "get" || verb == "list" || verb == "watch"
+}
+
+// isPublic tells whether a request is for a path anyone may read.
+func isPublic(a authorizer.Attributes) bool {
+	if a.IsResourceRequest() || a.GetVerb() != "get" {
+		return false
+	}
+	for _, p := range publicPaths {
+		if a.GetPath() == p || strings.HasPrefix(a.GetPath(), p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // RulesFor implements authorizer.RuleResolver.
 func (clusterAuthorizer) RulesFor(ctx context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
-	if c, ok := logicalcluster.ClusterFrom(ctx); ok && c.Wildcard && !isMaster(u) {
+	if c, ok := logicalcluster.ClusterFrom(ctx); ok && (c.Wildcard || c.Name.IsSystem()) && !isMaster(u) {
 		return nil, nil, false, nil
 	}
 	all := []string{"*"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -55,17 +56,34 @@ func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.N
 		}
 		prefixes = append(prefixes, root+p+"/"+string(cluster)+"/")
 	}
-	var deleted int64
-	for _, p := range prefixes {
-		resp, err := s.etcdClient.Delete(ctx, p, clientv3.WithPrefix())
-		if err != nil {
-			return fmt.Errorf("deleting %s: %w", p, err)
+	// Writes that were admitted before the cluster started deleting may land
+	// while we delete: pass again until a pass finds nothing.
+	var total int64
+	for pass := 1; ; pass++ {
+		var deleted int64
+		for _, p := range prefixes {
+			resp, err := s.etcdClient.Delete(ctx, p, clientv3.WithPrefix())
+			if err != nil {
+				return fmt.Errorf("deleting %s: %w", p, err)
+			}
+			deleted += resp.Deleted
 		}
-		deleted += resp.Deleted
+		total += deleted
+		if deleted == 0 {
+			break
+		}
+		if pass == maxDeletionPasses {
+			return fmt.Errorf("objects of logical cluster %s keep appearing after %d passes of deletion", cluster, pass)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	logger.V(2).Info("Deleted the data of a logical cluster", "keys", deleted, "prefixes", len(prefixes))
+	logger.V(2).Info("Deleted the data of a logical cluster", "keys", total, "prefixes", len(prefixes))
 	return nil
 }
+
+// maxDeletionPasses bounds the passes of DeleteClusterData; the caller
+// retries with backoff.
+const maxDeletionPasses = 10
 
 // CustomResourcePrefix is the etcd prefix of the custom resources of a
 // cluster-local CRD, below the storage prefix; the cluster follows it.

@@ -2,7 +2,6 @@ package server
 
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -30,26 +29,21 @@ func (s *Server) crdsOf(cluster logicalcluster.Name) ([]*apiextensionsv1.CustomR
 	return s.crds.Lister().Cluster(cluster).List(labels.Everything())
 }
 
-// anyCRDFor returns a CRD serving group/resource in some logical cluster,
-// for requests across all clusters: the oldest, so the choice is stable.
-func (s *Server) anyCRDFor(group, resource string) (*apiextensionsv1.CustomResourceDefinition, error) {
-	name := resource + "." + group
-	objs, err := s.crds.Informer().GetIndexer().ByIndex(byCRDName, name)
+// crdsNamed returns the CRDs named <resource>.<group> in every logical
+// cluster of the shard, for requests across all clusters. They come from
+// the informer's cache: callers must not modify them.
+func (s *Server) crdsNamed(group, resource string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	objs, err := s.crds.Informer().GetIndexer().ByIndex(byCRDName, resource+"."+group)
 	if err != nil {
 		return nil, err
 	}
-	var oldest *apiextensionsv1.CustomResourceDefinition
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(objs))
 	for _, o := range objs {
-		crd := o.(*apiextensionsv1.CustomResourceDefinition)
-		if oldest == nil || crd.CreationTimestamp.Before(&oldest.CreationTimestamp) ||
-			(crd.CreationTimestamp.Equal(&oldest.CreationTimestamp) && logicalcluster.From(crd) < logicalcluster.From(oldest)) {
-			oldest = crd
+		if crd, ok := o.(*apiextensionsv1.CustomResourceDefinition); ok {
+			crds = append(crds, crd)
 		}
 	}
-	if oldest == nil {
-		return nil, apierrors.NewNotFound(apiextensionsv1.Resource("customresourcedefinitions"), name)
-	}
-	return oldest, nil
+	return crds, nil
 }
 
 // crdEvents drops cached serving state and documents of a cluster whenever

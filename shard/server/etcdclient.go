@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
@@ -28,6 +30,18 @@ func newEtcdClient(t storagebackend.TransportConfig) (*clientv3.Client, error) {
 	return c, nil
 }
 
-func clientCountOnly() []clientv3.OpOption {
-	return []clientv3.OpOption{clientv3.WithCountOnly()}
+// etcdCheck is a readyz and healthz check: etcd answers a read.
+type etcdCheck struct {
+	client *clientv3.Client
+}
+
+func (etcdCheck) Name() string { return "etcd" }
+
+func (c etcdCheck) Check(req *http.Request) error {
+	ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := c.client.Get(ctx, "/tessera-health", clientv3.WithCountOnly()); err != nil {
+		return fmt.Errorf("etcd does not answer: %w", err)
+	}
+	return nil
 }

@@ -6,30 +6,41 @@ import (
 	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/filters"
 	"github.com/tessera-dev/tessera/shard/storage"
 )
 
-// clusterExists tells whether a logical cluster exists: its LogicalCluster is
-// in the informer cache, or, on a miss (the cache may lag a fresh create), in
-// etcd.
-func (s *Server) clusterExists(name logicalcluster.Name) (bool, error) {
-	_, err := s.logicalClusters.Lister().Cluster(name).Get(corev1alpha1.LogicalClusterName)
+// clusterState tells whether a logical cluster exists and is being deleted:
+// from the informer cache, or, on a miss (the cache may lag a fresh
+// create), from etcd.
+func (s *Server) clusterState(name logicalcluster.Name) (filters.ClusterState, error) {
+	lc, err := s.logicalClusters.Lister().Cluster(name).Get(corev1alpha1.LogicalClusterName)
 	switch {
 	case err == nil:
-		return true, nil
+		return stateOf(lc), nil
 	case !apierrors.IsNotFound(err):
-		return false, err
+		return filters.ClusterState{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	key := strings.TrimSuffix(s.EtcdPrefix, "/") + storage.ResourcePrefix(corev1alpha1.Resource("logicalclusters")) + "/" + string(name) + "/" + corev1alpha1.LogicalClusterName
-	resp, err := s.etcdClient.Get(ctx, key, clientCountOnly()...)
+	resp, err := s.etcdClient.Get(ctx, s.logicalClusterKey(name), clientv3.WithCountOnly())
 	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", key, err)
+		return filters.ClusterState{}, fmt.Errorf("reading the LogicalCluster of %s: %w", name, err)
 	}
-	return resp.Count > 0, nil
+	return filters.ClusterState{Exists: resp.Count > 0}, nil
+}
+
+func stateOf(lc *unstructured.Unstructured) filters.ClusterState {
+	return filters.ClusterState{Exists: true, Deleting: lc.GetDeletionTimestamp() != nil}
+}
+
+// logicalClusterKey is the etcd key of a cluster's LogicalCluster.
+func (s *Server) logicalClusterKey(name logicalcluster.Name) string {
+	return strings.TrimSuffix(s.EtcdPrefix, "/") + storage.ResourcePrefix(corev1alpha1.Resource("logicalclusters")) + "/" + string(name) + "/" + corev1alpha1.LogicalClusterName
 }

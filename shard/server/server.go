@@ -85,6 +85,7 @@ func (s *Server) build(ctx context.Context) error {
 	s.etcdClient = etcdClient
 
 	gc := c.Generic
+	gc.AddReadyzChecks(etcdCheck{etcdClient})
 	clients, err := informers.NewClientsForConfig(clusters.WildcardConfig(gc.LoopbackClientConfig))
 	if err != nil {
 		return err
@@ -111,8 +112,8 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.sharedEtcd = shared
 	crHandler, err := customresources.New(customresources.Config{
-		CRDs:   s.crdFor,
-		AnyCRD: s.anyCRDFor,
+		CRDs:      s.crdFor,
+		CRDsNamed: s.crdsNamed,
 		RESTOptionsGetter: &customresources.RESTOptionsGetter{
 			Backend:   c.Storage.Backend,
 			Decorator: shared.Decorator(storage.ClusterAware),
@@ -137,7 +138,8 @@ func (s *Server) build(ctx context.Context) error {
 
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, gcfg *genericapiserver.Config) http.Handler {
 		s.discovery = discovery.Wrap(apiHandler, discovery.Config{CRDs: s.crdsOf, Serializer: gcfg.Serializer})
-		h := filters.WithClusterGuard(s.discovery, s.clusterExists, c.Codecs)
+		h := filters.WithResourceVersionValidation(s.discovery, c.Codecs)
+		h = filters.WithClusterGuard(h, s.clusterState, c.Codecs)
 		h = genericapiserver.DefaultBuildHandlerChain(h, gcfg)
 		return filters.WithCluster(h, c.Codecs)
 	}

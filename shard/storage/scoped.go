@@ -23,25 +23,19 @@ var _ storage.Interface = &scoped{}
 
 // key returns the cluster-aware key for a request that addresses one object
 // or one cluster. Wildcard requests may only read whole prefixes.
-func (s *scoped) key(ctx context.Context, key string, wildcardOK bool) (string, error) {
+func (s *scoped) key(ctx context.Context, key string) (string, error) {
 	c, ok := logicalcluster.ClusterFrom(ctx)
 	if !ok {
 		return "", errors.NewInternalError(fmt.Errorf("no logical cluster in the request context for key %q", key))
 	}
 	if c.Wildcard {
-		if !wildcardOK {
-			return "", errors.NewBadRequest("this operation is not allowed across all logical clusters")
-		}
-		if key != s.prefix {
-			return "", errors.NewBadRequest("a request across all logical clusters cannot be namespaced")
-		}
-		return key, nil
+		return "", errors.NewBadRequest("only list and watch are allowed across all logical clusters")
 	}
 	return clusterKey(s.prefix, c.Name, key)
 }
 
 func (s *scoped) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
-	k, err := s.key(ctx, key, false)
+	k, err := s.key(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -50,15 +44,27 @@ func (s *scoped) Create(ctx context.Context, key string, obj, out runtime.Object
 
 func (s *scoped) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,
 	validateDeletion storage.ValidateObjectFunc, cachedExistingObject runtime.Object, opts storage.DeleteOptions) error {
-	k, err := s.key(ctx, key, false)
+	k, err := s.key(ctx, key)
 	if err != nil {
 		return err
 	}
 	return s.Interface.Delete(ctx, k, out, preconditions, validateDeletion, cachedExistingObject, opts)
 }
 
+// listKey is key for lists and watches. Across all clusters it is always
+// the bare prefix, read recursively: the registry narrows a list by a
+// metadata.name or metadata.namespace field selector to a key, which has
+// no meaning without a cluster; the predicate still carries the selector.
+func (s *scoped) listKey(ctx context.Context, key string, opts *storage.ListOptions) (string, error) {
+	if c, ok := logicalcluster.ClusterFrom(ctx); ok && c.Wildcard {
+		opts.Recursive = true
+		return s.prefix, nil
+	}
+	return s.key(ctx, key)
+}
+
 func (s *scoped) Watch(ctx context.Context, key string, opts storage.ListOptions) (watch.Interface, error) {
-	k, err := s.key(ctx, key, opts.Recursive)
+	k, err := s.listKey(ctx, key, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +73,7 @@ func (s *scoped) Watch(ctx context.Context, key string, opts storage.ListOptions
 }
 
 func (s *scoped) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
-	k, err := s.key(ctx, key, false)
+	k, err := s.key(ctx, key)
 	if err != nil {
 		return err
 	}
@@ -75,7 +81,7 @@ func (s *scoped) Get(ctx context.Context, key string, opts storage.GetOptions, o
 }
 
 func (s *scoped) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
-	k, err := s.key(ctx, key, opts.Recursive)
+	k, err := s.listKey(ctx, key, &opts)
 	if err != nil {
 		return err
 	}
@@ -85,7 +91,7 @@ func (s *scoped) GetList(ctx context.Context, key string, opts storage.ListOptio
 
 func (s *scoped) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
 	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
-	k, err := s.key(ctx, key, false)
+	k, err := s.key(ctx, key)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,6 +79,9 @@ func TestBadInputGetsAStatus(t *testing.T) {
 			[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"x":"` + strings.Repeat("x", 4*1024*1024) + `"}}`), 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"configmap over 1 MiB", "POST", base + "/api/v1/namespaces/default/configmaps", "application/json",
 			[]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"x":"` + strings.Repeat("x", 1100*1024) + `"}}`), 422, metav1.StatusReasonInvalid},
+		{"malformed resourceVersion", "GET", base + "/api/v1/namespaces/default/configmaps?resourceVersion=abc", "", nil, 400, metav1.StatusReasonBadRequest},
+		{"malformed resourceVersion on a watch", "GET", base + "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=abc", "", nil, 400, metav1.StatusReasonBadRequest},
+		{"malformed resourceVersion on a get", "GET", base + "/api/v1/namespaces/default/configmaps/x?resourceVersion=-1", "", nil, 400, metav1.StatusReasonBadRequest},
 		{"object in a missing namespace", "POST", base + "/api/v1/namespaces/missing/configmaps", "application/json", cm("x"), 404, metav1.StatusReasonNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +147,21 @@ func TestWildcard(t *testing.T) {
 	if code != 400 || st.Reason != metav1.StatusReasonBadRequest {
 		t.Errorf("wildcard create: %d %q", code, st.Message)
 	}
+
+	// Field selectors narrow a wildcard list and watch; they do not turn it
+	// into a request for one cluster.
+	byName, err := kube(t, s, logicalcluster.Wildcard).CoreV1().ConfigMaps("").List(t.Context(), metav1.ListOptions{FieldSelector: "metadata.namespace=default,metadata.name=same-name"})
+	if err != nil {
+		t.Fatalf("wildcard list with a field selector: %v", err)
+	}
+	if len(byName.Items) != 2 {
+		t.Errorf("wildcard list with a field selector returned %d configmaps, want 2", len(byName.Items))
+	}
+	nsWatch, err := kube(t, s, logicalcluster.Wildcard).CoreV1().Namespaces().Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=default", ResourceVersion: byName.ResourceVersion})
+	if err != nil {
+		t.Fatalf("wildcard watch with a field selector: %v", err)
+	}
+	nsWatch.Stop()
 
 	userCfg := rest.AnonymousClientConfig(s.Config(logicalcluster.Wildcard))
 	userCfg.BearerToken = "user-token"
@@ -260,4 +279,57 @@ func TestClusterAnnotationCannotBeForged(t *testing.T) {
 	if _, err := kube(t, s, "victim").CoreV1().ConfigMaps("default").Get(t.Context(), "forged", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the forged configmap shows up in the victim cluster: %v", err)
 	}
+}
+
+// TestNonAdminLimits checks what an authenticated user who is not a shard
+// admin may not do, until the kcp authorizer chain lands: touch system
+// clusters, change LogicalClusters, impersonate.
+func TestNonAdminLimits(t *testing.T) {
+	s := framework.StartShard(t, withTokens(t, "user-token,user-1,u1,team"))
+	createCluster(t, s, "team")
+	userCfg := rest.AnonymousClientConfig(s.Config("team"))
+	userCfg.BearerToken = "user-token"
+	user := httpClient(t, userCfg)
+
+	for _, tc := range []struct {
+		name, method, url string
+		code              int
+	}{
+		{"read content of a cluster", "GET", s.URL + "/clusters/team/api/v1/namespaces", 200},
+		{"read its LogicalCluster", "GET", s.URL + "/clusters/team/apis/core.kcp.io/v1alpha1/logicalclusters/cluster", 200},
+		{"delete its LogicalCluster", "DELETE", s.URL + "/clusters/team/apis/core.kcp.io/v1alpha1/logicalclusters/cluster", 403},
+		{"read the system:admin cluster", "GET", s.URL + "/clusters/system:admin/api/v1/namespaces", 403},
+		{"read the shard root", "GET", s.URL + "/api/v1/namespaces", 403},
+		{"health is public", "GET", s.URL + "/clusters/system:admin/readyz", 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, st := raw(t, user, tc.method, tc.url, "", nil)
+			if code != tc.code {
+				t.Errorf("%s %s: %d (%s), want %d", tc.method, tc.url, code, st.Message, tc.code)
+			}
+		})
+	}
+
+	imp := rest.CopyConfig(userCfg)
+	imp.Impersonate = rest.ImpersonationConfig{UserName: "someone", Groups: []string{"system:masters"}}
+	code, st := raw(t, httpClient(t, imp), "GET", s.URL+"/clusters/team/api/v1/namespaces", "", nil)
+	if code != 403 {
+		t.Errorf("impersonating system:masters: %d (%s), want 403", code, st.Message)
+	}
+	code, _ = raw(t, httpClient(t, s.Config("")), "GET", s.URL+"/readyz/etcd", "", nil)
+	if code != 200 {
+		t.Errorf("/readyz/etcd: %d", code)
+	}
+}
+
+// TestKubectlCreatesALogicalCluster: a shard admin brings a cluster into
+// being with plain kubectl, which first reads discovery and OpenAPI.
+func TestKubectlCreatesALogicalCluster(t *testing.T) {
+	s := framework.StartShard(t)
+	lc := writeFile(t, "lc.yaml", "apiVersion: core.kcp.io/v1alpha1\nkind: LogicalCluster\nmetadata:\n  name: cluster\n")
+	s.MustKubectl(t, "fresh", "create", "-f", lc)
+	eventually(t, 30*time.Second, "the default namespace of the new cluster", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl("fresh", "get", "namespace", "default", "-o", "name")
+		return err == nil && strings.TrimSpace(out) == "namespace/default", nil
+	})
 }

@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/tools/cache"
@@ -19,6 +20,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/admission/crdconversion"
 	"github.com/tessera-dev/tessera/shard/admission/namespacelifecycle"
 	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/discovery"
@@ -104,7 +106,7 @@ func (s *Server) build(ctx context.Context) error {
 	if err := lifecycle.ValidateInitialization(); err != nil {
 		return err
 	}
-	gc.AdmissionControl = lifecycle
+	gc.AdmissionControl = admission.NewChainHandler(lifecycle, crdconversion.New())
 
 	shared, err := customresources.NewSharedEtcd(ctx, c.Storage.Backend.Transport)
 	if err != nil {

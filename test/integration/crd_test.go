@@ -170,3 +170,20 @@ func TestCRDsPerCluster(t *testing.T) {
 		})
 	})
 }
+
+// TestWebhookConversionIsRefused: a shard does not call tenants' webhooks.
+func TestWebhookConversionIsRefused(t *testing.T) {
+	s := framework.StartShard(t)
+	createCluster(t, s, "hooks")
+	crd := fmt.Sprintf(widgetsCRD, "integer", "integer", "size") + `  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: ["v1"]
+      clientConfig:
+        url: https://example.com/convert
+`
+	out, err := s.Kubectl("hooks", "apply", "-f", writeFile(t, "crd.yaml", crd))
+	if err == nil || !strings.Contains(out, "spec.conversion.strategy") || !strings.Contains(out, "Unsupported value") {
+		t.Errorf("a CRD with webhook conversion: %v\n%s", err, out)
+	}
+}

@@ -99,6 +99,30 @@ func Resources() []Resource {
 	}
 }
 
+// schemeAdder is the AddToScheme of a package of built-in resources.
+type schemeAdder struct {
+	what string
+	fn   func(*runtime.Scheme) error
+}
+
+// schemeAdders returns the AddToScheme of every package of built-in
+// resources.
+func schemeAdders() []schemeAdder {
+	return []schemeAdder{
+		{"namespaces", namespaces.AddToScheme},
+		{"configmaps", configmaps.AddToScheme},
+		{"secrets", secrets.AddToScheme},
+		{"events", events.AddToScheme},
+		{"limitranges", limitranges.AddToScheme},
+		{"resourcequotas", resourcequotas.AddToScheme},
+		{"serviceaccounts", serviceaccounts.AddToScheme},
+		{"webhook configurations", webhookconfigurations.AddToScheme},
+		{"certificatesigningrequests", certificatesigningrequests.AddToScheme},
+		{"leases", leases.AddToScheme},
+		{"rbac", rbac.AddToScheme},
+	}
+}
+
 // GroupVersions returns the group versions of the built-in resources, in
 // the order of Resources.
 func GroupVersions() []schema.GroupVersion {

@@ -16,18 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/tessera-dev/tessera/shard/registry/admissionregistration/webhookconfigurations"
-	"github.com/tessera-dev/tessera/shard/registry/certificates/certificatesigningrequests"
-	"github.com/tessera-dev/tessera/shard/registry/coordination/leases"
-	"github.com/tessera-dev/tessera/shard/registry/core/configmaps"
-	"github.com/tessera-dev/tessera/shard/registry/core/events"
-	"github.com/tessera-dev/tessera/shard/registry/core/limitranges"
-	"github.com/tessera-dev/tessera/shard/registry/core/namespaces"
-	"github.com/tessera-dev/tessera/shard/registry/core/resourcequotas"
-	"github.com/tessera-dev/tessera/shard/registry/core/secrets"
-	"github.com/tessera-dev/tessera/shard/registry/core/serviceaccounts"
-	"github.com/tessera-dev/tessera/shard/registry/rbac"
 )
 
 // AddToScheme registers every built-in type in s: as its external version
@@ -47,22 +35,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		groups[gv.Group] = append(groups[gv.Group], gv)
 	}
 
-	for _, add := range []struct {
-		what string
-		fn   func(*runtime.Scheme) error
-	}{
-		{"namespaces", namespaces.AddToScheme},
-		{"configmaps", configmaps.AddToScheme},
-		{"secrets", secrets.AddToScheme},
-		{"events", events.AddToScheme},
-		{"limitranges", limitranges.AddToScheme},
-		{"resourcequotas", resourcequotas.AddToScheme},
-		{"serviceaccounts", serviceaccounts.AddToScheme},
-		{"webhook configurations", webhookconfigurations.AddToScheme},
-		{"certificatesigningrequests", certificatesigningrequests.AddToScheme},
-		{"leases", leases.AddToScheme},
-		{"rbac", rbac.AddToScheme},
-	} {
+	for _, add := range schemeAdders() {
 		if err := add.fn(s); err != nil {
 			return fmt.Errorf("registering %s: %w", add.what, err)
 		}

@@ -13,32 +13,29 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // Finalizer keeps a deleted LogicalCluster until every object of its logical
 // cluster is gone.
 const Finalizer = "core.kcp.io/logicalcluster-deletion"
 
+// strategy is the create, update and delete strategy of LogicalClusters.
+// Writes keep the status, which only the status subresource changes.
 type strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+	store.Strategy[*corev1alpha1.LogicalCluster]
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{typer, names.SimpleNameGenerator}
+	return strategy{store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate)}
 }
 
-func (strategy) NamespaceScoped() bool { return false }
-
 func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(corev1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-	}
+	return store.ResetFields(corev1alpha1.SchemeGroupVersion, "status")
 }
 
 // PrepareForCreate starts the logical cluster in phase Initializing with the
@@ -71,8 +68,8 @@ func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	lc.Status = old.(*corev1alpha1.LogicalCluster).Status
 }
 
-func (strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	lc := obj.(*corev1alpha1.LogicalCluster)
+// validate validates a new LogicalCluster: it must be named "cluster".
+func validate(lc *corev1alpha1.LogicalCluster) field.ErrorList {
 	errs := validation.ValidateObjectMeta(&lc.ObjectMeta, false, validation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	if lc.Name != corev1alpha1.LogicalClusterName {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), lc.Name,
@@ -107,8 +104,9 @@ func validateSpec(spec *corev1alpha1.LogicalClusterSpec, p *field.Path) field.Er
 	return errs
 }
 
-func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
-	lc, oldLC := obj.(*corev1alpha1.LogicalCluster), old.(*corev1alpha1.LogicalCluster)
+// validateUpdate validates an update: the owner and the initializers of
+// the spec cannot change.
+func validateUpdate(lc, oldLC *corev1alpha1.LogicalCluster) field.ErrorList {
 	errs := validation.ValidateObjectMetaUpdate(&lc.ObjectMeta, &oldLC.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, validateSpec(&lc.Spec, field.NewPath("spec"))...)
 	if !apiequality.Semantic.DeepEqual(lc.Spec.Owner, oldLC.Spec.Owner) && oldLC.Spec.Owner != nil {
@@ -120,23 +118,12 @@ func (s strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) f
 	return errs
 }
 
-func (strategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string { return nil }
-func (strategy) WarningsOnUpdate(ctx context.Context, obj, old runtime.Object) []string {
-	return nil
-}
-func (strategy) AllowCreateOnUpdate(context.Context) bool      { return false }
-func (strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
-func (strategy) Canonicalize(obj runtime.Object)               {}
-
 // statusStrategy updates status only. Initializers can only be removed, and
 // the logical cluster becomes Ready when the last one is gone.
 type statusStrategy struct{ strategy }
 
 func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(corev1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(
-			fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata", "labels"), fieldpath.MakePathOrDie("metadata", "annotations")),
-	}
+	return store.ResetFields(corev1alpha1.SchemeGroupVersion, "spec", "metadata.labels", "metadata.annotations")
 }
 
 func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
@@ -176,11 +163,9 @@ func (statusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Objec
 
 // GetAttrs returns labels and fields for selectors.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	lc, ok := obj.(*corev1alpha1.LogicalCluster)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a LogicalCluster: %T", obj)
-	}
-	return lc.Labels, fields.Set{"metadata.name": lc.Name, "status.phase": string(lc.Status.Phase)}, nil
+	return store.Attrs(obj, func(lc *corev1alpha1.LogicalCluster) fields.Set {
+		return fields.Set{"metadata.name": lc.Name, "status.phase": string(lc.Status.Phase)}
+	})
 }
 
 var _ rest.RESTCreateStrategy = strategy{}

@@ -25,11 +25,21 @@ var (
 	_ rest.TableConvertor      = &REST{}
 )
 
-// New returns the REST storage of a subresource. store must be a copy of the
-// resource's completed store with the subresource's UpdateStrategy and
-// ResetFieldsStrategy; it shares the underlying storage with the resource.
-func New(store *genericregistry.Store) *REST {
-	return &REST{store: store}
+// Strategy is the update strategy of a subresource. Its reset fields are
+// the fields of the object the subresource does not change.
+type Strategy interface {
+	rest.RESTUpdateStrategy
+	rest.ResetFieldsStrategy
+}
+
+// New returns the REST storage of a subresource of the resource whose
+// completed store is store: a copy of store that updates objects through
+// strategy, and shares the underlying storage with the resource.
+func New(store *genericregistry.Store, strategy Strategy) *REST {
+	sub := *store
+	sub.UpdateStrategy = strategy
+	sub.ResetFieldsStrategy = strategy
+	return &REST{store: &sub}
 }
 
 // New returns an empty object of the resource.

@@ -5,28 +5,32 @@ import (
 	"reflect"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage/names"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
-// MutatingStrategy implements the create, update and delete behaviour of
-// mutating webhook configurations. metadata.generation counts changes of
-// the webhooks, so admission can tell which configuration it runs.
-type MutatingStrategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
-	validator *Validator
+// configuration is a mutating or a validating webhook configuration.
+type configuration interface {
+	runtime.Object
+	metav1.Object
 }
 
-// ValidatingStrategy implements the create, update and delete behaviour of
-// validating webhook configurations, like MutatingStrategy.
-type ValidatingStrategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
-	validator *Validator
+// Strategy implements the create, update and delete behaviour of webhook
+// configurations of type T. metadata.generation counts changes of the
+// webhooks, so admission can tell which configuration it runs.
+type Strategy[T configuration] struct {
+	store.Strategy[T]
+	webhooks func(T) any
 }
+
+// MutatingStrategy is the strategy of mutating webhook configurations.
+type MutatingStrategy = Strategy[*admissionregistrationv1.MutatingWebhookConfiguration]
+
+// ValidatingStrategy is the strategy of validating webhook configurations.
+type ValidatingStrategy = Strategy[*admissionregistrationv1.ValidatingWebhookConfiguration]
 
 var (
 	_ rest.RESTCreateUpdateStrategy = MutatingStrategy{}
@@ -36,101 +40,31 @@ var (
 // NewMutatingStrategy returns the strategy of mutating webhook
 // configurations, typing objects with typer and validating with validator.
 func NewMutatingStrategy(typer runtime.ObjectTyper, validator *Validator) MutatingStrategy {
-	return MutatingStrategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, validator: validator}
+	return MutatingStrategy{
+		Strategy: store.NewStrategy(typer, store.ClusterScoped, validator.ValidateMutating, validator.ValidateMutatingUpdate),
+		webhooks: func(cfg *admissionregistrationv1.MutatingWebhookConfiguration) any { return cfg.Webhooks },
+	}
 }
 
 // NewValidatingStrategy returns the strategy of validating webhook
 // configurations, typing objects with typer and validating with validator.
 func NewValidatingStrategy(typer runtime.ObjectTyper, validator *Validator) ValidatingStrategy {
-	return ValidatingStrategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, validator: validator}
-}
-
-// NamespaceScoped is false: webhook configurations are cluster-scoped.
-func (MutatingStrategy) NamespaceScoped() bool { return false }
-
-// PrepareForCreate sets the generation to 1.
-func (MutatingStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	obj.(*admissionregistrationv1.MutatingWebhookConfiguration).Generation = 1
-}
-
-// PrepareForUpdate increments the generation when the webhooks change.
-func (MutatingStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	cfg, oldCfg := obj.(*admissionregistrationv1.MutatingWebhookConfiguration), old.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	cfg.Generation = oldCfg.Generation
-	if !reflect.DeepEqual(cfg.Webhooks, oldCfg.Webhooks) {
-		cfg.Generation = oldCfg.Generation + 1
+	return ValidatingStrategy{
+		Strategy: store.NewStrategy(typer, store.ClusterScoped, validator.ValidateValidating, validator.ValidateValidatingUpdate),
+		webhooks: func(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) any { return cfg.Webhooks },
 	}
 }
 
-// Validate validates a new configuration.
-func (s MutatingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return s.validator.ValidateMutating(obj.(*admissionregistrationv1.MutatingWebhookConfiguration))
-}
-
-// WarningsOnCreate returns no warnings.
-func (MutatingStrategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-
-// Canonicalize does nothing.
-func (MutatingStrategy) Canonicalize(runtime.Object) {}
-
-// AllowCreateOnUpdate is false: PUT does not create configurations.
-func (MutatingStrategy) AllowCreateOnUpdate(context.Context) bool { return false }
-
-// ValidateUpdate validates an update.
-func (s MutatingStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.validator.ValidateMutatingUpdate(obj.(*admissionregistrationv1.MutatingWebhookConfiguration), old.(*admissionregistrationv1.MutatingWebhookConfiguration))
-}
-
-// WarningsOnUpdate returns no warnings.
-func (MutatingStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
-// AllowUnconditionalUpdate is true: an update without resourceVersion
-// overwrites the object.
-func (MutatingStrategy) AllowUnconditionalUpdate(context.Context) bool { return true }
-
-// NamespaceScoped is false: webhook configurations are cluster-scoped.
-func (ValidatingStrategy) NamespaceScoped() bool { return false }
-
 // PrepareForCreate sets the generation to 1.
-func (ValidatingStrategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
-	obj.(*admissionregistrationv1.ValidatingWebhookConfiguration).Generation = 1
+func (Strategy[T]) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	obj.(T).SetGeneration(1)
 }
 
 // PrepareForUpdate increments the generation when the webhooks change.
-func (ValidatingStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
-	cfg, oldCfg := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration), old.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	cfg.Generation = oldCfg.Generation
-	if !reflect.DeepEqual(cfg.Webhooks, oldCfg.Webhooks) {
-		cfg.Generation = oldCfg.Generation + 1
+func (s Strategy[T]) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	cfg, oldCfg := obj.(T), old.(T)
+	cfg.SetGeneration(oldCfg.GetGeneration())
+	if !reflect.DeepEqual(s.webhooks(cfg), s.webhooks(oldCfg)) {
+		cfg.SetGeneration(oldCfg.GetGeneration() + 1)
 	}
 }
-
-// Validate validates a new configuration.
-func (s ValidatingStrategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return s.validator.ValidateValidating(obj.(*admissionregistrationv1.ValidatingWebhookConfiguration))
-}
-
-// WarningsOnCreate returns no warnings.
-func (ValidatingStrategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-
-// Canonicalize does nothing.
-func (ValidatingStrategy) Canonicalize(runtime.Object) {}
-
-// AllowCreateOnUpdate is false: PUT does not create configurations.
-func (ValidatingStrategy) AllowCreateOnUpdate(context.Context) bool { return false }
-
-// ValidateUpdate validates an update.
-func (s ValidatingStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.validator.ValidateValidatingUpdate(obj.(*admissionregistrationv1.ValidatingWebhookConfiguration), old.(*admissionregistrationv1.ValidatingWebhookConfiguration))
-}
-
-// WarningsOnUpdate returns no warnings.
-func (ValidatingStrategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
-// AllowUnconditionalUpdate is true: an update without resourceVersion
-// overwrites the object.
-func (ValidatingStrategy) AllowUnconditionalUpdate(context.Context) bool { return true }

@@ -10,7 +10,8 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // AddToScheme registers CertificateSigningRequest and its list as
@@ -18,23 +19,11 @@ import (
 // version, their defaulting, and their field selector labels
 // (metadata.name, spec.signerName).
 func AddToScheme(s *runtime.Scheme) error {
-	internal := schema.GroupVersion{Group: certificatesv1.GroupName, Version: runtime.APIVersionInternal}
-	for _, gv := range []schema.GroupVersion{certificatesv1.SchemeGroupVersion, internal} {
-		s.AddKnownTypes(gv, &certificatesv1.CertificateSigningRequest{}, &certificatesv1.CertificateSigningRequestList{})
-	}
-	s.AddTypeDefaultingFunc(&certificatesv1.CertificateSigningRequest{}, func(obj interface{}) {
-		SetDefaults(obj.(*certificatesv1.CertificateSigningRequest))
+	store.AddKnownTypes(s, certificatesv1.SchemeGroupVersion, &certificatesv1.CertificateSigningRequest{}, &certificatesv1.CertificateSigningRequestList{})
+	store.AddDefaulting(s, SetDefaults, func(l *certificatesv1.CertificateSigningRequestList) []certificatesv1.CertificateSigningRequest {
+		return l.Items
 	})
-	s.AddTypeDefaultingFunc(&certificatesv1.CertificateSigningRequestList{}, func(obj interface{}) {
-		list := obj.(*certificatesv1.CertificateSigningRequestList)
-		for i := range list.Items {
-			SetDefaults(&list.Items[i])
-		}
-	})
-	if err := s.AddFieldLabelConversionFunc(certificatesv1.SchemeGroupVersion.WithKind("CertificateSigningRequest"), ConvertFieldLabel); err != nil {
-		return fmt.Errorf("registering CertificateSigningRequest field labels: %w", err)
-	}
-	return nil
+	return store.AddFieldLabels(s, certificatesv1.SchemeGroupVersion, ConvertFieldLabel, "CertificateSigningRequest")
 }
 
 // ConvertFieldLabel accepts the field selector labels of certificate

@@ -2,7 +2,6 @@ package certificatesigningrequests
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -13,36 +12,28 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-)
 
-const apiVersion = fieldpath.APIVersion("certificates.k8s.io/v1")
+	"github.com/tessera-dev/tessera/shard/registry/store"
+)
 
 // Strategy implements the create, update and delete behaviour of
 // certificate signing requests. The requester comes from the request's
 // user; after creation, writes to the object change its metadata only: the
 // status and approval subresources change the rest.
 type Strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+	store.Strategy[*certificatesv1.CertificateSigningRequest]
 }
 
 // NewStrategy returns the strategy of certificate signing requests, typing
 // objects with typer.
 func NewStrategy(typer runtime.ObjectTyper) Strategy {
-	return Strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
+	return Strategy{store.NewStrategy(typer, store.ClusterScoped, ValidateCreate, ValidateUpdate)}
 }
-
-// NamespaceScoped is false: certificate signing requests are
-// cluster-scoped.
-func (Strategy) NamespaceScoped() bool { return false }
 
 // GetResetFields returns the fields writes to the request reset: status.
 func (Strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		apiVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-	}
+	return store.ResetFields(certificatesv1.SchemeGroupVersion, "status")
 }
 
 // PrepareForCreate records the requesting user in spec and clears the
@@ -71,34 +62,6 @@ func (Strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	csr.Status = oldCSR.Status
 }
 
-// Validate validates a new request.
-func (Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return ValidateCreate(obj.(*certificatesv1.CertificateSigningRequest))
-}
-
-// WarningsOnCreate returns no warnings.
-func (Strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-
-// Canonicalize does nothing.
-func (Strategy) Canonicalize(runtime.Object) {}
-
-// AllowCreateOnUpdate is false: PUT does not create requests.
-func (Strategy) AllowCreateOnUpdate(context.Context) bool { return false }
-
-// ValidateUpdate validates an update of the request.
-func (Strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return ValidateUpdate(obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest))
-}
-
-// WarningsOnUpdate returns no warnings.
-func (Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
-// AllowUnconditionalUpdate is true: an update without resourceVersion
-// overwrites the object.
-func (Strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
-
 // StatusStrategy is the update strategy of the status subresource, used by
 // signers: it sets the certificate and conditions other than Approved and
 // Denied, which it keeps as stored.
@@ -108,9 +71,7 @@ type StatusStrategy struct {
 
 // GetResetFields returns the fields status writes reset: spec.
 func (StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		apiVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
-	}
+	return store.ResetFields(certificatesv1.SchemeGroupVersion, "spec")
 }
 
 // PrepareForUpdate keeps the spec and the Approved and Denied conditions of
@@ -138,9 +99,7 @@ type ApprovalStrategy struct {
 // GetResetFields returns the fields approval writes reset: spec and
 // status.certificate.
 func (ApprovalStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		apiVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("status", "certificate")),
-	}
+	return store.ResetFields(certificatesv1.SchemeGroupVersion, "spec", "status.certificate")
 }
 
 // PrepareForUpdate keeps everything of the stored request but the
@@ -199,11 +158,7 @@ func stampConditions(csr, old *certificatesv1.CertificateSigningRequest, now tim
 
 // GetAttrs returns the labels and selectable fields of a request.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	csr, ok := obj.(*certificatesv1.CertificateSigningRequest)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a certificate signing request: %T", obj)
-	}
-	return csr.Labels, SelectableFields(csr), nil
+	return store.Attrs(obj, SelectableFields)
 }
 
 // SelectableFields returns the fields of a request a field selector can

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // AddToScheme registers the event kinds, their conversions and their field
@@ -24,13 +26,8 @@ import (
 //   - the field labels of each API, those of events.k8s.io translated to the
 //     core v1 names the storage selects on.
 func AddToScheme(s *runtime.Scheme) error {
-	for _, gv := range []schema.GroupVersion{
-		corev1.SchemeGroupVersion,
-		{Group: corev1.GroupName, Version: runtime.APIVersionInternal},
-		{Group: eventsv1.GroupName, Version: runtime.APIVersionInternal},
-	} {
-		s.AddKnownTypes(gv, &corev1.Event{}, &corev1.EventList{})
-	}
+	store.AddKnownTypes(s, corev1.SchemeGroupVersion, &corev1.Event{}, &corev1.EventList{})
+	s.AddKnownTypes(schema.GroupVersion{Group: eventsv1.GroupName, Version: runtime.APIVersionInternal}, &corev1.Event{}, &corev1.EventList{})
 	s.AddKnownTypes(eventsv1.SchemeGroupVersion, &eventsv1.Event{}, &eventsv1.EventList{})
 
 	conversions := []struct {
@@ -60,13 +57,10 @@ func AddToScheme(s *runtime.Scheme) error {
 		}
 	}
 
-	if err := s.AddFieldLabelConversionFunc(corev1.SchemeGroupVersion.WithKind("Event"), ConvertCoreFieldLabel); err != nil {
-		return fmt.Errorf("registering core Event field labels: %w", err)
+	if err := store.AddFieldLabels(s, corev1.SchemeGroupVersion, ConvertCoreFieldLabel, "Event"); err != nil {
+		return err
 	}
-	if err := s.AddFieldLabelConversionFunc(eventsv1.SchemeGroupVersion.WithKind("Event"), ConvertEventsFieldLabel); err != nil {
-		return fmt.Errorf("registering events.k8s.io Event field labels: %w", err)
-	}
-	return nil
+	return store.AddFieldLabels(s, eventsv1.SchemeGroupVersion, ConvertEventsFieldLabel, "Event")
 }
 
 // coreFieldLabels are the field selector labels of core v1 events.

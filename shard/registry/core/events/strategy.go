@@ -2,7 +2,6 @@ package events
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -12,20 +11,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage/names"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // Strategy implements the create, update and delete behaviour of events,
 // for both the core and the events.k8s.io API: validation depends on the
-// API version of the request.
+// API version of the request. Events have no status.
 type Strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+	store.Strategy[*corev1.Event]
 }
 
 // NewStrategy returns the strategy of events, typing objects with typer.
 func NewStrategy(typer runtime.ObjectTyper) Strategy {
-	return Strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
+	return Strategy{store.NewStrategy[*corev1.Event](typer, store.Namespaced, nil, nil)}
 }
 
 // requestGroupVersion returns the API group and version of the request in
@@ -37,25 +36,10 @@ func requestGroupVersion(ctx context.Context) schema.GroupVersion {
 	return schema.GroupVersion{}
 }
 
-// NamespaceScoped is true: events live in namespaces.
-func (Strategy) NamespaceScoped() bool { return true }
-
-// PrepareForCreate does nothing: events have no status.
-func (Strategy) PrepareForCreate(context.Context, runtime.Object) {}
-
-// PrepareForUpdate does nothing: events have no status.
-func (Strategy) PrepareForUpdate(context.Context, runtime.Object, runtime.Object) {}
-
 // Validate validates a new event for the API version of the request.
 func (Strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
 	return ValidateCreate(obj.(*corev1.Event), requestGroupVersion(ctx))
 }
-
-// WarningsOnCreate returns no warnings.
-func (Strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-
-// Canonicalize does nothing.
-func (Strategy) Canonicalize(runtime.Object) {}
 
 // AllowCreateOnUpdate is true: recorders PUT events they may not have
 // created yet.
@@ -66,22 +50,9 @@ func (Strategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) fie
 	return ValidateUpdate(obj.(*corev1.Event), old.(*corev1.Event), requestGroupVersion(ctx))
 }
 
-// WarningsOnUpdate returns no warnings.
-func (Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
-// AllowUnconditionalUpdate is true: an update without resourceVersion
-// overwrites the object.
-func (Strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
-
 // GetAttrs returns the labels and selectable fields of an event.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	event, ok := obj.(*corev1.Event)
-	if !ok {
-		return nil, nil, fmt.Errorf("not an event: %T", obj)
-	}
-	return event.Labels, SelectableFields(event), nil
+	return store.Attrs(obj, SelectableFields)
 }
 
 // SelectableFields returns the fields of an event a field selector can

@@ -9,28 +9,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // AddToScheme registers Namespace and NamespaceList as core v1 kinds and as
 // kinds of the core group's internal version, their defaulting, and the
 // field selector labels of Namespace (metadata.name, name, status.phase).
 func AddToScheme(s *runtime.Scheme) error {
-	internal := schema.GroupVersion{Group: corev1.GroupName, Version: runtime.APIVersionInternal}
-	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, internal} {
-		s.AddKnownTypes(gv, &corev1.Namespace{}, &corev1.NamespaceList{})
-	}
-	s.AddTypeDefaultingFunc(&corev1.Namespace{}, func(obj interface{}) { SetDefaults(obj.(*corev1.Namespace)) })
-	s.AddTypeDefaultingFunc(&corev1.NamespaceList{}, func(obj interface{}) {
-		list := obj.(*corev1.NamespaceList)
-		for i := range list.Items {
-			SetDefaults(&list.Items[i])
-		}
-	})
-	if err := s.AddFieldLabelConversionFunc(corev1.SchemeGroupVersion.WithKind("Namespace"), ConvertFieldLabel); err != nil {
-		return fmt.Errorf("registering Namespace field labels: %w", err)
-	}
-	return nil
+	store.AddKnownTypes(s, corev1.SchemeGroupVersion, &corev1.Namespace{}, &corev1.NamespaceList{})
+	store.AddDefaulting(s, SetDefaults, func(l *corev1.NamespaceList) []corev1.Namespace { return l.Items })
+	return store.AddFieldLabels(s, corev1.SchemeGroupVersion, ConvertFieldLabel, "Namespace")
 }
 
 // ConvertFieldLabel accepts the field selector labels of namespaces. "name"

@@ -2,7 +2,6 @@ package namespaces
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/tessera-dev/tessera/shard/registry/store"
 	"github.com/tessera-dev/tessera/shard/registry/subresource"
 )
 
@@ -43,7 +43,7 @@ var (
 // FinalizeREST serves the finalize subresource: updates of spec.finalizers.
 // Like Kubernetes it supports PUT only.
 type FinalizeREST struct {
-	store *genericregistry.Store
+	sub *subresource.REST
 }
 
 var (
@@ -55,32 +55,26 @@ var (
 // finalize subresources, persisted through optsGetter.
 func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, *subresource.REST, *FinalizeREST, error) {
 	strategy := NewStrategy(scheme)
-	store := &genericregistry.Store{
-		NewFunc:                   func() runtime.Object { return &corev1.Namespace{} },
-		NewListFunc:               func() runtime.Object { return &corev1.NamespaceList{} },
-		DefaultQualifiedResource:  corev1.Resource("namespaces"),
-		SingularQualifiedResource: corev1.Resource("namespace"),
-		CreateStrategy:            strategy,
-		UpdateStrategy:            strategy,
-		DeleteStrategy:            strategy,
-		ResetFieldsStrategy:       strategy,
-		ReturnDeletedObject:       true,
-		ShouldDeleteDuringUpdate:  shouldDeleteDuringUpdate,
-		TableConvertor:            TableConvertor(),
+	namespaces, err := store.New(optsGetter, store.Options{
+		Resource:       corev1.Resource("namespaces"),
+		Singular:       "namespace",
+		NewFunc:        func() runtime.Object { return &corev1.Namespace{} },
+		NewListFunc:    func() runtime.Object { return &corev1.NamespaceList{} },
+		Strategy:       strategy,
+		TableConvertor: TableConvertor(),
+		AttrFunc:       GetAttrs,
+		Customize: func(s *genericregistry.Store) {
+			s.ReturnDeletedObject = true
+			s.ShouldDeleteDuringUpdate = shouldDeleteDuringUpdate
+		},
+	})
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: GetAttrs}); err != nil {
-		return nil, nil, nil, fmt.Errorf("completing namespaces storage: %w", err)
-	}
-
-	statusStore := *store
-	statusStore.UpdateStrategy = StatusStrategy{strategy}
-	statusStore.ResetFieldsStrategy = StatusStrategy{strategy}
-
-	finalizeStore := *store
-	finalizeStore.UpdateStrategy = FinalizeStrategy{strategy}
-	finalizeStore.ResetFieldsStrategy = FinalizeStrategy{strategy}
-
-	return &REST{store: store}, subresource.New(&statusStore), &FinalizeREST{store: &finalizeStore}, nil
+	return &REST{store: namespaces},
+		subresource.New(namespaces, StatusStrategy{strategy}),
+		&FinalizeREST{sub: subresource.New(namespaces, FinalizeStrategy{strategy})},
+		nil
 }
 
 // shouldDeleteDuringUpdate removes a namespace being deleted once an update
@@ -156,17 +150,17 @@ func (r *REST) ConvertToTable(ctx context.Context, object runtime.Object, tableO
 }
 
 // New returns an empty namespace.
-func (r *FinalizeREST) New() runtime.Object { return r.store.New() }
+func (r *FinalizeREST) New() runtime.Object { return r.sub.New() }
 
 // Destroy does nothing: the storage belongs to the namespaces' REST.
 func (r *FinalizeREST) Destroy() {}
 
 // Update changes spec.finalizers of a namespace; it never creates one.
-func (r *FinalizeREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, _ bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+func (r *FinalizeREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return r.sub.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
 }
 
 // GetResetFields returns the fields finalize writes reset.
 func (r *FinalizeREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return r.store.GetResetFields()
+	return r.sub.GetResetFields()
 }

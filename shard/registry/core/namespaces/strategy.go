@@ -2,7 +2,6 @@ package namespaces
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -10,31 +9,26 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // Strategy implements the create, update and delete behaviour of
 // namespaces. Writes to the namespace keep its status and spec.finalizers,
 // which only the status and finalize subresources change.
 type Strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+	store.Strategy[*corev1.Namespace]
 }
 
 // NewStrategy returns the strategy of namespaces, typing objects with typer.
 func NewStrategy(typer runtime.ObjectTyper) Strategy {
-	return Strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
+	return Strategy{store.NewStrategy(typer, store.ClusterScoped, Validate, ValidateUpdate)}
 }
-
-// NamespaceScoped is false: namespaces are cluster-scoped.
-func (Strategy) NamespaceScoped() bool { return false }
 
 // GetResetFields returns the fields writes to the namespace reset: status.
 func (Strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		"v1": fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-	}
+	return store.ResetFields(corev1.SchemeGroupVersion, "status")
 }
 
 // PrepareForCreate makes a new namespace Active and adds the "kubernetes"
@@ -59,36 +53,11 @@ func (Strategy) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	ns.Status = oldNS.Status
 }
 
-// Validate validates a new namespace.
-func (Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return Validate(obj.(*corev1.Namespace))
-}
-
-// WarningsOnCreate returns no warnings.
-func (Strategy) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
-
 // Canonicalize labels the namespace with its name; on create this is the
 // first point at which a generated name is known.
 func (Strategy) Canonicalize(obj runtime.Object) {
 	setNameLabel(obj.(*corev1.Namespace))
 }
-
-// AllowCreateOnUpdate is false: PUT does not create namespaces.
-func (Strategy) AllowCreateOnUpdate(context.Context) bool { return false }
-
-// ValidateUpdate validates an update of a namespace.
-func (Strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return ValidateUpdate(obj.(*corev1.Namespace), old.(*corev1.Namespace))
-}
-
-// WarningsOnUpdate returns no warnings.
-func (Strategy) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
-}
-
-// AllowUnconditionalUpdate is true: an update without resourceVersion
-// overwrites the object.
-func (Strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
 
 // StatusStrategy is the update strategy of the status subresource: it
 // changes the status only.
@@ -98,9 +67,7 @@ type StatusStrategy struct {
 
 // GetResetFields returns the fields status writes reset: spec.
 func (StatusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		"v1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
-	}
+	return store.ResetFields(corev1.SchemeGroupVersion, "spec")
 }
 
 // PrepareForUpdate keeps the spec of the stored namespace.
@@ -121,9 +88,7 @@ type FinalizeStrategy struct {
 
 // GetResetFields returns the fields finalize writes reset: status.
 func (FinalizeStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return map[fieldpath.APIVersion]*fieldpath.Set{
-		"v1": fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-	}
+	return store.ResetFields(corev1.SchemeGroupVersion, "status")
 }
 
 // PrepareForUpdate keeps the status of the stored namespace.
@@ -138,11 +103,7 @@ func (FinalizeStrategy) ValidateUpdate(_ context.Context, obj, old runtime.Objec
 
 // GetAttrs returns the labels and selectable fields of a namespace.
 func GetAttrs(obj runtime.Object) (labels.Set, fields.Set, error) {
-	ns, ok := obj.(*corev1.Namespace)
-	if !ok {
-		return nil, nil, fmt.Errorf("not a namespace: %T", obj)
-	}
-	return ns.Labels, SelectableFields(ns), nil
+	return store.Attrs(obj, SelectableFields)
 }
 
 // SelectableFields returns the fields of a namespace a field selector can

@@ -1,54 +1,29 @@
 package resourcequotas
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
-	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage"
 
+	"github.com/tessera-dev/tessera/shard/registry/store"
 	"github.com/tessera-dev/tessera/shard/registry/subresource"
-)
-
-// REST is the storage of resource quotas.
-type REST struct {
-	*genericregistry.Store
-}
-
-var (
-	_ rest.StandardStorage      = &REST{}
-	_ rest.ShortNamesProvider   = &REST{}
-	_ rest.SingularNameProvider = &REST{}
 )
 
 // NewREST returns the storage of resource quotas and of their status
 // subresource, persisted through optsGetter.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, *subresource.REST, error) {
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *subresource.REST, error) {
 	strategy := NewStrategy(scheme)
-	store := &genericregistry.Store{
-		NewFunc:                   func() runtime.Object { return &corev1.ResourceQuota{} },
-		NewListFunc:               func() runtime.Object { return &corev1.ResourceQuotaList{} },
-		DefaultQualifiedResource:  corev1.Resource("resourcequotas"),
-		SingularQualifiedResource: corev1.Resource("resourcequota"),
-		CreateStrategy:            strategy,
-		UpdateStrategy:            strategy,
-		DeleteStrategy:            strategy,
-		ResetFieldsStrategy:       strategy,
-		TableConvertor:            TableConvertor(),
+	quotas, err := store.NewREST(optsGetter, store.Options{
+		Resource:       corev1.Resource("resourcequotas"),
+		Singular:       "resourcequota",
+		NewFunc:        func() runtime.Object { return &corev1.ResourceQuota{} },
+		NewListFunc:    func() runtime.Object { return &corev1.ResourceQuotaList{} },
+		Strategy:       strategy,
+		TableConvertor: TableConvertor(),
+		ShortNames:     []string{"quota"},
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: storage.DefaultNamespaceScopedAttr}); err != nil {
-		return nil, nil, fmt.Errorf("completing resourcequotas storage: %w", err)
-	}
-	statusStore := *store
-	statusStore.UpdateStrategy = StatusStrategy{strategy}
-	statusStore.ResetFieldsStrategy = StatusStrategy{strategy}
-	return &REST{Store: store}, subresource.New(&statusStore), nil
-}
-
-// ShortNames returns the short name of resource quotas: quota.
-func (*REST) ShortNames() []string {
-	return []string{"quota"}
+	return quotas, subresource.New(quotas.Store, StatusStrategy{strategy}), nil
 }

@@ -7,28 +7,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // AddToScheme registers Secret and SecretList as core v1 kinds and as kinds
 // of the core group's internal version, their defaulting, and the field
 // selector labels of Secret (metadata.name, metadata.namespace, type).
 func AddToScheme(s *runtime.Scheme) error {
-	internal := schema.GroupVersion{Group: corev1.GroupName, Version: runtime.APIVersionInternal}
-	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, internal} {
-		s.AddKnownTypes(gv, &corev1.Secret{}, &corev1.SecretList{})
-	}
-	s.AddTypeDefaultingFunc(&corev1.Secret{}, func(obj interface{}) { SetDefaults(obj.(*corev1.Secret)) })
-	s.AddTypeDefaultingFunc(&corev1.SecretList{}, func(obj interface{}) {
-		list := obj.(*corev1.SecretList)
-		for i := range list.Items {
-			SetDefaults(&list.Items[i])
-		}
-	})
-	if err := s.AddFieldLabelConversionFunc(corev1.SchemeGroupVersion.WithKind("Secret"), ConvertFieldLabel); err != nil {
-		return fmt.Errorf("registering Secret field labels: %w", err)
-	}
-	return nil
+	store.AddKnownTypes(s, corev1.SchemeGroupVersion, &corev1.Secret{}, &corev1.SecretList{})
+	store.AddDefaulting(s, SetDefaults, func(l *corev1.SecretList) []corev1.Secret { return l.Items })
+	return store.AddFieldLabels(s, corev1.SchemeGroupVersion, ConvertFieldLabel, "Secret")
 }
 
 // ConvertFieldLabel accepts the field selector labels of secrets.

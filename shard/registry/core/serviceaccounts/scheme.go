@@ -3,11 +3,10 @@
 package serviceaccounts
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // AddToScheme registers ServiceAccount and ServiceAccountList as core v1
@@ -15,12 +14,6 @@ import (
 // selector labels of ServiceAccount. Service accounts have no defaults:
 // automountServiceAccountToken stays unset unless the user sets it.
 func AddToScheme(s *runtime.Scheme) error {
-	internal := schema.GroupVersion{Group: corev1.GroupName, Version: runtime.APIVersionInternal}
-	for _, gv := range []schema.GroupVersion{corev1.SchemeGroupVersion, internal} {
-		s.AddKnownTypes(gv, &corev1.ServiceAccount{}, &corev1.ServiceAccountList{})
-	}
-	if err := s.AddFieldLabelConversionFunc(corev1.SchemeGroupVersion.WithKind("ServiceAccount"), runtime.DefaultMetaV1FieldSelectorConversion); err != nil {
-		return fmt.Errorf("registering ServiceAccount field labels: %w", err)
-	}
-	return nil
+	store.AddKnownTypes(s, corev1.SchemeGroupVersion, &corev1.ServiceAccount{}, &corev1.ServiceAccountList{})
+	return store.AddFieldLabels(s, corev1.SchemeGroupVersion, runtime.DefaultMetaV1FieldSelectorConversion, "ServiceAccount")
 }

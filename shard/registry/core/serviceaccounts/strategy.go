@@ -5,8 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/storage/names"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // EnforceMountableSecretsAnnotation is the deprecated annotation that limits
@@ -16,18 +16,14 @@ const EnforceMountableSecretsAnnotation = "kubernetes.io/enforce-mountable-secre
 // Strategy implements the create, update and delete behaviour of service
 // accounts.
 type Strategy struct {
-	runtime.ObjectTyper
-	names.NameGenerator
+	store.Strategy[*corev1.ServiceAccount]
 }
 
 // NewStrategy returns the strategy of service accounts, typing objects with
 // typer.
 func NewStrategy(typer runtime.ObjectTyper) Strategy {
-	return Strategy{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator}
+	return Strategy{store.NewStrategy(typer, store.Namespaced, Validate, ValidateUpdate)}
 }
-
-// NamespaceScoped is true: service accounts live in namespaces.
-func (Strategy) NamespaceScoped() bool { return true }
 
 // PrepareForCreate keeps only the names of secret references.
 func (Strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
@@ -47,25 +43,9 @@ func cleanSecretReferences(sa *corev1.ServiceAccount) {
 	}
 }
 
-// Validate validates a new service account.
-func (Strategy) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return Validate(obj.(*corev1.ServiceAccount))
-}
-
 // WarningsOnCreate warns about the deprecated mountable secrets annotation.
 func (Strategy) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
 	return warnings(obj.(*corev1.ServiceAccount))
-}
-
-// Canonicalize does nothing.
-func (Strategy) Canonicalize(runtime.Object) {}
-
-// AllowCreateOnUpdate is false: PUT does not create service accounts.
-func (Strategy) AllowCreateOnUpdate(context.Context) bool { return false }
-
-// ValidateUpdate validates an update of a service account.
-func (Strategy) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return ValidateUpdate(obj.(*corev1.ServiceAccount), old.(*corev1.ServiceAccount))
 }
 
 // WarningsOnUpdate warns about the deprecated mountable secrets annotation
@@ -76,10 +56,6 @@ func (Strategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) []s
 	}
 	return warnings(obj.(*corev1.ServiceAccount))
 }
-
-// AllowUnconditionalUpdate is true: an update without resourceVersion
-// overwrites the object.
-func (Strategy) AllowUnconditionalUpdate(context.Context) bool { return true }
 
 func warnings(sa *corev1.ServiceAccount) []string {
 	if _, ok := sa.Annotations[EnforceMountableSecretsAnnotation]; ok {

@@ -14,6 +14,7 @@ import (
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -31,8 +32,24 @@ import (
 )
 
 // errWebhookConversion refuses CRDs that convert through a webhook: a
-// tenant's webhook would be called from inside the shard.
-var errWebhookConversion = errors.New("webhook conversion is not supported for custom resources in logical clusters")
+// tenant's webhook would be called from inside the shard, and kcp does not
+// support them either.
+var errWebhookConversion = errors.New("conversion webhooks are not supported")
+
+// webhookConversion tells whether crd converts through a webhook.
+func webhookConversion(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	return crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
+}
+
+// errWebhookConversionStatus is what requests for the custom resources of
+// a CRD with webhook conversion get: 503 ServiceUnavailable (the server
+// cannot serve the resource as defined; no Retry-After, so clients do not
+// retry at once) with a message that says why and how to fix it.
+func errWebhookConversionStatus(crd *apiextensionsv1.CustomResourceDefinition) error {
+	return apierrors.NewServiceUnavailable(fmt.Sprintf(
+		"%s: CustomResourceDefinition %s has spec.conversion.strategy %s; only %s is served",
+		errWebhookConversion, crd.Name, apiextensionsv1.WebhookConverter, apiextensionsv1.NoneConverter))
+}
 
 // crdBuild holds what every version of one CRD shares while its serving
 // state is built.
@@ -85,7 +102,7 @@ func (h *Handler) prepareBuild(logger klog.Logger, crd *apiextensionsv1.CustomRe
 	if names.Plural == "" || names.Singular == "" || names.Kind == "" || names.ListKind == "" {
 		return nil, fmt.Errorf("CustomResourceDefinition %s has incomplete status.acceptedNames", crd.Name)
 	}
-	if crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter {
+	if webhookConversion(crd) {
 		return nil, errWebhookConversion
 	}
 	storageVersion, err := apiextensionshelpers.GetCRDStorageVersion(crd)

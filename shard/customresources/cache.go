@@ -18,19 +18,24 @@ type stateKey struct {
 	crd     string
 }
 
-// stateVersion identifies the CRD object a serving state was built from.
+// stateVersion identifies what a serving state was built from: a CRD
+// object, or for a wildcard state the synthetic CRD made of all CRDs of its
+// name.
 type stateVersion struct {
-	// cluster is the logical cluster the CRD lives in.
+	// cluster is the logical cluster the CRD lives in; logicalcluster.Wildcard
+	// for a wildcard state.
 	cluster         logicalcluster.Name
 	uid             types.UID
 	resourceVersion string
+	// digest identifies a wildcard state's synthetic CRD (wildcardVersion).
+	digest string
 }
 
 // supersedes tells whether v is a later version of the same CRD object than
 // other: a request that looked up the CRD just before an update must not
 // replace the state built from the update.
 func (v stateVersion) supersedes(other stateVersion) bool {
-	if v.cluster != other.cluster || v.uid != other.uid {
+	if v.cluster != other.cluster || v.uid != other.uid || v.digest != other.digest {
 		return false
 	}
 	mine, err1 := strconv.ParseUint(v.resourceVersion, 10, 64)
@@ -162,15 +167,19 @@ func (c *stateCache[V]) releaser(e *cacheEntry[V]) func() {
 	}
 }
 
-// invalidate drops the value of a CRD in a logical cluster, and the
-// wildcard value if it was built from that cluster's CRD.
-func (c *stateCache[V]) invalidate(cluster logicalcluster.Name, crd string) {
+// has tells whether a value is cached for key.
+func (c *stateCache[V]) has(key stateKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[key] != nil
+}
+
+// invalidateKey drops the value cached for key unless keep, when not nil,
+// accepts the version it was built from.
+func (c *stateCache[V]) invalidateKey(key stateKey, keep func(stateVersion) bool) {
 	c.mu.Lock()
 	var dropped []*cacheEntry[V]
-	if e := c.entries[stateKey{cluster: cluster, crd: crd}]; e != nil {
-		dropped = append(dropped, c.retireLocked(e))
-	}
-	if e := c.entries[stateKey{cluster: logicalcluster.Wildcard, crd: crd}]; e != nil && e.version.cluster == cluster {
+	if e := c.entries[key]; e != nil && (keep == nil || !keep(e.version)) {
 		dropped = append(dropped, c.retireLocked(e))
 	}
 	c.mu.Unlock()

@@ -236,32 +236,40 @@ func TestCacheInvalidate(t *testing.T) {
 	release()
 	inB, release := c.get(t, key("b", "w"), crdVersion("b", "1"))
 	release()
-	wildcardFromA, release := c.get(t, key("*", "w"), crdVersion("a", "1"))
+	wildcard := stateVersion{cluster: logicalcluster.Wildcard, digest: "v1"}
+	inWildcard, release := c.get(t, key("*", "w"), wildcard)
 	release()
 	other, release := c.get(t, key("a", "other"), crdVersion("a", "1"))
 	release()
 
-	c.invalidate("a", "w")
+	c.invalidateKey(key("a", "w"), nil)
+	same := func(want stateVersion) func(stateVersion) bool {
+		return func(v stateVersion) bool { return v == want }
+	}
+	c.invalidateKey(key("*", "w"), same(wildcard))
 	for name, tc := range map[string]struct {
 		v    *fakeValue
 		want int32
 	}{
-		"a/w": {inA, 1}, "b/w": {inB, 0}, "*/w built from a": {wildcardFromA, 1}, "a/other": {other, 0},
+		"a/w": {inA, 1}, "b/w": {inB, 0}, "*/w still current": {inWildcard, 0}, "a/other": {other, 0},
 	} {
 		if got := tc.v.destroyed.Load(); got != tc.want {
 			t.Errorf("%s destroyed %d times, want %d", name, got, tc.want)
 		}
 	}
 
-	wildcardFromB, release := c.get(t, key("*", "w"), crdVersion("b", "1"))
-	release()
-	c.invalidate("a", "w")
-	if wildcardFromB.destroyed.Load() != 0 {
-		t.Error("invalidating a's CRD dropped the wildcard state built from b's")
+	c.invalidateKey(key("*", "w"), same(stateVersion{cluster: logicalcluster.Wildcard, digest: "v1,v2"}))
+	if inWildcard.destroyed.Load() != 1 {
+		t.Error("a wildcard state built from other CRDs was kept")
+	}
+	if again, release := c.get(t, key("*", "w"), wildcard); again == inWildcard {
+		t.Error("the dropped wildcard state was served again")
+	} else {
+		release()
 	}
 
 	c.close()
-	for _, v := range []*fakeValue{inB, other, wildcardFromB} {
+	for _, v := range []*fakeValue{inB, other} {
 		if v.destroyed.Load() != 1 {
 			t.Errorf("value %d not destroyed by close", v.id)
 		}

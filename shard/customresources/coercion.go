@@ -1,6 +1,7 @@
 package customresources
 
 import (
+	"errors"
 	"fmt"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -118,6 +119,9 @@ type coercingDecoder struct {
 var _ runtime.Decoder = coercingDecoder{}
 
 func (d coercingDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if d.delegate == nil {
+		return nil, nil, errors.New("no decoder for the media type of the data")
+	}
 	var strictErrs []error
 	obj, gvk, err := d.delegate.Decode(data, defaults, into)
 	if err != nil {

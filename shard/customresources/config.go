@@ -19,10 +19,12 @@ import (
 // apierrors.IsNotFound is true.
 type CRDGetter func(cluster logicalcluster.Name, group, resource string) (*apiextensionsv1.CustomResourceDefinition, error)
 
-// AnyCRDGetter returns a CustomResourceDefinition serving group/resource in
-// any logical cluster of the shard, or an error for which apierrors.IsNotFound
-// is true. It serves wildcard (/clusters/*) list and watch requests.
-type AnyCRDGetter func(group, resource string) (*apiextensionsv1.CustomResourceDefinition, error)
+// CRDsNamedGetter returns the CustomResourceDefinitions named
+// <resource>.<group> (resource is the plural name) of every logical cluster
+// of the shard, in any state; none is an empty list (or an error for which
+// apierrors.IsNotFound is true). It serves wildcard (/clusters/*) list and
+// watch requests. The objects are not modified.
+type CRDsNamedGetter func(group, resource string) ([]*apiextensionsv1.CustomResourceDefinition, error)
 
 // Defaults for the serving-state cache.
 const (
@@ -38,9 +40,10 @@ const (
 type Config struct {
 	// CRDs finds the CRD of a request. Required.
 	CRDs CRDGetter
-	// AnyCRD finds the CRD whose schema serves wildcard list and watch
-	// requests. When nil, wildcard requests for custom resources get 404.
-	AnyCRD AnyCRDGetter
+	// CRDsNamed finds the CRDs of a name in all logical clusters, from which
+	// wildcard list and watch requests are served schema-agnostically. When
+	// nil, wildcard requests for custom resources get 404.
+	CRDsNamed CRDsNamedGetter
 	// RESTOptionsGetter hands out the storage of every CRD version; see the
 	// package documentation for what it must provide. Required.
 	RESTOptionsGetter generic.RESTOptionsGetter

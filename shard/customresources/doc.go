@@ -16,10 +16,10 @@
 // # Contract
 //
 //	type CRDGetter func(cluster logicalcluster.Name, group, resource string) (*apiextensionsv1.CustomResourceDefinition, error)
-//	type AnyCRDGetter func(group, resource string) (*apiextensionsv1.CustomResourceDefinition, error)
+//	type CRDsNamedGetter func(group, resource string) ([]*apiextensionsv1.CustomResourceDefinition, error)
 //	type Config struct {
 //		CRDs                CRDGetter                        // required
-//		AnyCRD              AnyCRDGetter                     // nil: wildcard CR requests get 404
+//		CRDsNamed           CRDsNamedGetter                  // nil: wildcard CR requests get 404
 //		RESTOptionsGetter   generic.RESTOptionsGetter        // required, see below
 //		Authorizer          authorizer.UnconditionalAuthorizer // required (create-on-update checks)
 //		Admission           admission.Interface              // may be nil
@@ -44,14 +44,49 @@
 // Established=True condition, scope mismatch) go to Config.NotFound; an
 // unknown subresource gets a NotFound Status. While a CRD is terminating,
 // creates are Forbidden, as upstream. CRDs with webhook conversion are not
-// served (a tenant's webhook would be called from inside the shard): their
-// requests get an InternalError Status.
+// served (a tenant's webhook would be called from inside the shard, and kcp
+// does not support them): their requests get a 503 ServiceUnavailable
+// Status "conversion webhooks are not supported: ..."; the shard's CRD
+// admission should refuse such CRDs in the first place.
+//
+// Custom resources are read and written as JSON and YAML (and CBOR with
+// the CBORServingAndStorage feature), as upstream: a create or update whose
+// body is protobuf gets 415 UnsupportedMediaType, an Accept header that
+// allows only protobuf gets 406, except for the meta kinds
+// (as=PartialObjectMetadata[List]), which are served in protobuf too. A
+// write that etcd (or the etcd client) refuses as too large gets 413
+// RequestEntityTooLarge.
+//
+// # Requests across all logical clusters
 //
 // Requests to /clusters/* (logicalcluster.Cluster.Wildcard) may only list
-// and watch; they are served with the schema of the CRD that Config.AnyCRD
-// returns, which should be a stable choice (the same CRD for the same
-// group/resource as long as it exists), since a different CRD rebuilds the
-// wildcard serving state.
+// and watch whole resources. The CRDs of one name may differ from cluster to
+// cluster in schema, versions and even scope, so these requests are served
+// schema-agnostically, from a synthetic CRD made of all CRDs of the name
+// that Config.CRDsNamed returns:
+//
+//   - it serves the union of the versions the Established CRDs serve (a
+//     version none serves gets 404); the versions they list without
+//     serving, or have stored, are known for conversion, so objects stored
+//     in them can still be read;
+//   - every version's schema is {type: object,
+//     x-kubernetes-preserve-unknown-fields: true}: objects come back as
+//     stored, with their kcp.io/cluster annotation, neither pruned nor
+//     defaulted by another cluster's schema; nothing is validated, since
+//     nothing is written;
+//   - None conversion (only apiVersion changes), also for CRDs that convert
+//     through a webhook: no webhook is ever called;
+//   - scope: that of most Established CRDs, Namespaced on a tie (a list
+//     across all clusters reads the whole key prefix either way; the scope
+//     only decides whether /namespaces/<ns>/ requests are served);
+//   - names from the oldest Established CRD; no printer columns (the
+//     default Name and Age table), no subresources.
+//
+// Its serving state is cached like any other, under (*, CRD name), and is
+// identified by what the synthetic CRD is made of: a change of one CRD that
+// changes none of the above (a schema, a printer column, a status update)
+// keeps it and its watches; one that does (a version served or not, a
+// scope) rebuilds it, and Invalidate then ends its watches at once.
 //
 // # Serving state
 //
@@ -59,7 +94,7 @@
 // manager, stores per version) is built on the first request for a
 // (cluster, CRD name) and cached in one LRU for the whole shard, bounded by
 // MaxEntries. It is rebuilt when the CRD's UID or resourceVersion changes,
-// and dropped by Invalidate (call it from a CRD informer on update and
+// and dropped by Invalidate (call it from a CRD informer on add, update and
 // delete). An entry unused for IdleTimeout is released lazily by the next
 // request, or by the single janitor that Run starts. Nothing is started per
 // cluster or per CRD. A released state first ends the watches it serves,

@@ -5,9 +5,11 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/endpoints/handlers"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/features"
@@ -36,9 +38,10 @@ func (h *Handler) endpoint(info *request.RequestInfo, vs *versionState, terminat
 	case info.Subresource == "":
 		f, err = h.resourceEndpoint(info, vs, terminating)
 	case info.Subresource == "status" && vs.subresources != nil && vs.subresources.Status != nil:
-		f, err = h.subresourceEndpoint(info, vs.storage.Status, vs.statusScope)
+		f, err = h.subresourceEndpoint(info, vs.storage.Status, vs.statusScope, true)
 	case info.Subresource == "scale" && vs.subresources != nil && vs.subresources.Scale != nil:
-		f, err = h.subresourceEndpoint(info, vs.storage.Scale, vs.scaleScope)
+		// Scale is a built-in kind: its body may be protobuf too.
+		f, err = h.subresourceEndpoint(info, vs.storage.Scale, vs.scaleScope, false)
 	default:
 		err = apierrors.NewNotFound(schema.GroupResource{Group: info.APIGroup, Resource: info.Resource + "/" + info.Subresource}, info.Name)
 	}
@@ -64,9 +67,9 @@ func (h *Handler) resourceEndpoint(info *request.RequestInfo, vs *versionState, 
 	case "watch":
 		return handlers.ListResource(store, store, scope, true, h.config.MinRequestTimeout), nil
 	case "create":
-		return handlers.CreateResource(store, scope, admit), nil
+		return h.withBodyMediaType(scope, handlers.CreateResource(store, scope, admit)), nil
 	case "update":
-		return handlers.UpdateResource(store, scope, admit), nil
+		return h.withBodyMediaType(scope, handlers.UpdateResource(store, scope, admit)), nil
 	case "patch":
 		return handlers.PatchResource(store, scope, admit, patchTypes()), nil
 	case "delete":
@@ -78,15 +81,45 @@ func (h *Handler) resourceEndpoint(info *request.RequestInfo, vs *versionState, 
 }
 
 // subresourceEndpoint serves the status or scale subresource: get, update
-// and patch.
-func (h *Handler) subresourceEndpoint(info *request.RequestInfo, store rest.Patcher, scope *handlers.RequestScope) (http.HandlerFunc, error) {
+// and patch. customResourceBody tells whether update bodies are custom
+// resources, which are never protobuf.
+func (h *Handler) subresourceEndpoint(info *request.RequestInfo, store rest.Patcher, scope *handlers.RequestScope, customResourceBody bool) (http.HandlerFunc, error) {
 	switch info.Verb {
 	case "get":
 		return handlers.GetResource(store, scope), nil
 	case "update":
-		return handlers.UpdateResource(store, scope, h.config.Admission), nil
+		update := handlers.UpdateResource(store, scope, h.config.Admission)
+		if customResourceBody {
+			update = h.withBodyMediaType(scope, update)
+		}
+		return update, nil
 	case "patch":
 		return handlers.PatchResource(store, scope, h.config.Admission, patchTypes()), nil
 	}
 	return nil, apierrors.NewMethodNotSupported(schema.GroupResource{Group: info.APIGroup, Resource: info.Resource + "/" + info.Subresource}, info.Verb)
 }
+
+// withBodyMediaType refuses request bodies in a media type custom resources
+// are not served in (protobuf) with 415 UnsupportedMediaType, as upstream
+// does, before f decodes them. The scope's serializer offers protobuf for
+// the meta kinds it encodes (Table, PartialObjectMetadata), but a custom
+// resource cannot be decoded from it.
+func (h *Handler) withBodyMediaType(scope *handlers.RequestScope, f http.HandlerFunc) http.HandlerFunc {
+	body := bodySerializer{NegotiatedSerializer: scope.Serializer, mediaTypes: scope.StandardSerializers}
+	return func(w http.ResponseWriter, req *http.Request) {
+		if _, err := negotiation.NegotiateInputSerializer(req, false, body); err != nil {
+			h.fail(w, req, scope.Kind.GroupVersion(), err)
+			return
+		}
+		f(w, req)
+	}
+}
+
+// bodySerializer is a NegotiatedSerializer restricted to the media types
+// of custom resource bodies.
+type bodySerializer struct {
+	runtime.NegotiatedSerializer
+	mediaTypes []runtime.SerializerInfo
+}
+
+func (s bodySerializer) SupportedMediaTypes() []runtime.SerializerInfo { return s.mediaTypes }

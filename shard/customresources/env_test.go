@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -99,21 +98,17 @@ func (r *crdRegistry) get(cluster logicalcluster.Name, group, resource string) (
 	return nil, apierrors.NewNotFound(apiextensionsv1.Resource("customresourcedefinitions"), resource+"."+group)
 }
 
-// any returns the CRD of the first cluster by name, a stable choice.
-func (r *crdRegistry) any(group, resource string) (*apiextensionsv1.CustomResourceDefinition, error) {
+// named returns the CRDs of a name in every cluster.
+func (r *crdRegistry) named(group, resource string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	r.mu.Lock()
-	clusters := make([]string, 0, len(r.crds))
-	for c := range r.crds {
-		clusters = append(clusters, string(c))
-	}
-	r.mu.Unlock()
-	sort.Strings(clusters)
-	for _, c := range clusters {
-		if crd, err := r.get(logicalcluster.Name(c), group, resource); err == nil {
-			return crd, nil
+	defer r.mu.Unlock()
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, crds := range r.crds {
+		if crd, ok := crds[resource+"."+group]; ok {
+			out = append(out, crd)
 		}
 	}
-	return nil, apierrors.NewNotFound(apiextensionsv1.Resource("customresourcedefinitions"), resource+"."+group)
+	return out, nil
 }
 
 // testServer is the handler behind the filters the shard runs before it:
@@ -130,7 +125,7 @@ func newTestServer(t *testing.T, getter generic.RESTOptionsGetter) *testServer {
 	crds := &crdRegistry{}
 	h, err := New(Config{
 		CRDs:              crds.get,
-		AnyCRD:            crds.any,
+		CRDsNamed:         crds.named,
 		RESTOptionsGetter: getter,
 		Authorizer:        authorizerfactory.NewAlwaysAllowAuthorizer(),
 		MaxEntries:        16,

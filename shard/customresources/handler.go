@@ -56,12 +56,14 @@ func New(c Config) (*Handler, error) {
 	}, nil
 }
 
-// Invalidate drops the cached serving state of a CRD in a logical cluster
-// (and the wildcard serving state if it was built from that CRD). Call it
-// from a CRD informer on update and delete; the next request rebuilds the
-// state. Watches served from the dropped state end.
+// Invalidate drops the cached serving state of a CRD in a logical cluster,
+// and the wildcard serving state of its name if the CRDs of that name (as
+// Config.CRDsNamed returns them now) no longer make it. Call it from a CRD
+// informer on add, update and delete; the next request rebuilds the state.
+// Watches served from a dropped state end.
 func (h *Handler) Invalidate(cluster logicalcluster.Name, crdName string) {
-	h.states.invalidate(cluster, crdName)
+	h.states.invalidateKey(stateKey{cluster: cluster, crd: crdName}, nil)
+	h.refreshWildcard(crdName)
 }
 
 // Run releases idle serving state periodically until ctx is done, then
@@ -112,19 +114,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.fail(w, req, gv, apierrors.NewInternalError(errors.New("no logical cluster in the request context")))
 		return
 	}
+	logger := klog.FromContext(ctx).WithValues("cluster", clusterName(cluster), "group", info.APIGroup, "resource", info.Resource)
 	if cluster.Wildcard {
 		if err := checkWildcard(info); err != nil {
 			h.fail(w, req, gv, err)
 			return
 		}
+		h.serveWildcard(w, req, logger, info)
+		return
 	}
 
-	crd, err := h.lookup(cluster, info)
+	crd, err := h.config.CRDs(cluster.Name, info.APIGroup, info.Resource)
 	if apierrors.IsNotFound(err) {
 		h.notFound(w, req, info)
 		return
 	}
-	logger := klog.FromContext(ctx).WithValues("cluster", clusterName(cluster), "group", info.APIGroup, "resource", info.Resource)
 	if err != nil {
 		logger.Error(err, "Cannot look up the CustomResourceDefinition")
 		h.fail(w, req, gv, apierrors.NewInternalError(fmt.Errorf("cannot look up the CustomResourceDefinition of %s: %w", schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, err)))
@@ -134,15 +138,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.notFound(w, req, info)
 		return
 	}
-	h.serve(w, req, logger, info, cluster, crd)
+	if webhookConversion(crd) {
+		h.fail(w, req, gv, errWebhookConversionStatus(crd))
+		return
+	}
+	terminating := crd.DeletionTimestamp != nil || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
+	key := stateKey{cluster: cluster.Name, crd: crd.Name}
+	version := stateVersion{cluster: cluster.Name, uid: crd.UID, resourceVersion: crd.ResourceVersion}
+	h.serve(w, req, logger, info, key, version, crd, terminating)
 }
 
-// serve serves a request with the serving state of crd, building it if
-// needed.
+// serve serves a request with the serving state of crd, cached under key
+// and built from version, building it if needed.
 func (h *Handler) serve(w http.ResponseWriter, req *http.Request, logger klog.Logger, info *request.RequestInfo,
-	cluster logicalcluster.Cluster, crd *apiextensionsv1.CustomResourceDefinition) {
+	key stateKey, version stateVersion, crd *apiextensionsv1.CustomResourceDefinition, terminating bool) {
 	gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
-	key, version := stateIdentity(cluster, crd)
 	state, release, err := h.states.acquire(key, version, func() (*servingState, error) {
 		return h.buildState(logger, crd)
 	})
@@ -159,7 +169,6 @@ func (h *Handler) serve(w http.ResponseWriter, req *http.Request, logger klog.Lo
 		h.notFound(w, req, info)
 		return
 	}
-	terminating := crd.DeletionTimestamp != nil || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
 	handler, err := h.endpoint(info, vs, terminating)
 	if err != nil {
 		h.fail(w, req, gv, err)
@@ -179,21 +188,12 @@ func (h *Handler) serve(w http.ResponseWriter, req *http.Request, logger klog.Lo
 	handler.ServeHTTP(w, req)
 }
 
-// stateIdentity returns the cache key of the serving state of crd for a
-// request to cluster, and the version of crd it must be built from.
-func stateIdentity(cluster logicalcluster.Cluster, crd *apiextensionsv1.CustomResourceDefinition) (stateKey, stateVersion) {
-	key := stateKey{cluster: cluster.Name, crd: crd.Name}
-	origin := cluster.Name
-	if cluster.Wildcard {
-		key.cluster = logicalcluster.Wildcard
-		origin = logicalcluster.From(crd)
-	}
-	return key, stateVersion{cluster: origin, uid: crd.UID, resourceVersion: crd.ResourceVersion}
-}
-
 // servingError is what a client sees when a CRD's serving state cannot be
 // built.
 func servingError(crd *apiextensionsv1.CustomResourceDefinition, err error) error {
+	if errors.Is(err, errWebhookConversion) {
+		return errWebhookConversionStatus(crd)
+	}
 	return apierrors.NewInternalError(fmt.Errorf("CustomResourceDefinition %s cannot be served: %w", crd.Name, err))
 }
 

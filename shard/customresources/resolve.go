@@ -4,24 +4,8 @@ import (
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/request"
-
-	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
-
-// lookup returns the CRD serving the request's group and resource in its
-// logical cluster, or, for wildcard requests, in any cluster. The error is
-// NotFound when there is none.
-func (h *Handler) lookup(cluster logicalcluster.Cluster, info *request.RequestInfo) (*apiextensionsv1.CustomResourceDefinition, error) {
-	if cluster.Wildcard {
-		if h.config.AnyCRD == nil {
-			return nil, apierrors.NewNotFound(schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, "")
-		}
-		return h.config.AnyCRD(info.APIGroup, info.Resource)
-	}
-	return h.config.CRDs(cluster.Name, info.APIGroup, info.Resource)
-}
 
 // checkWildcard refuses what a request across all logical clusters may not
 // do: anything but listing or watching a whole resource.

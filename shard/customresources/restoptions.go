@@ -81,6 +81,11 @@ func (o versionRESTOptions) GetRESTOptions(resource schema.GroupResource, exampl
 	cfg.EncodeVersioner = o.storageVersion
 	opts.StorageConfig = &cfg
 	opts.ResourcePrefix = ResourcePrefix(resource)
+	decorator := opts.Decorator
+	if decorator == nil {
+		decorator = generic.UndecoratedStorage
+	}
+	opts.Decorator = withTooLarge(decorator)
 	// Object counts are polled per store; that would be a goroutine per
 	// cluster and CRD.
 	opts.CountMetricPollPeriod = 0

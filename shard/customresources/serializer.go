@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/runtime/serializer/versioning"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/features"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 )
@@ -134,6 +135,12 @@ func (s negotiatedSerializer) EncoderForVersion(encoder runtime.Encoder, gv runt
 }
 
 func (s negotiatedSerializer) DecoderToVersion(decoder runtime.Decoder, gv runtime.GroupVersioner) runtime.Decoder {
+	if decoder == nil {
+		// The endpoint handlers ask for the strict decoder of the request's
+		// media type, which protobuf does not have; custom resources cannot
+		// be decoded from protobuf anyway.
+		return unsupportedDecoder{mediaTypes: s.standardSerializers()}
+	}
 	strict := false
 	if js, ok := decoder.(*json.Serializer); ok {
 		strict = js.IsStrict()
@@ -141,4 +148,18 @@ func (s negotiatedSerializer) DecoderToVersion(decoder runtime.Decoder, gv runti
 	coercing := coercingDecoder{delegate: decoder, coercer: schemaCoercer{schemas: s.schemas, returnUnknownFieldPaths: strict}}
 	return versioning.NewCodec(nil, coercing, runtime.UnsafeObjectConvertor(s.scheme), s.scheme, s.scheme,
 		crDefaulter{delegate: s.scheme, schemas: s.schemas}, nil, gv, "customresourcesDecoder")
+}
+
+// unsupportedDecoder fails every decode: there is no decoder of the
+// request's media type for custom resources.
+type unsupportedDecoder struct {
+	mediaTypes []runtime.SerializerInfo
+}
+
+func (d unsupportedDecoder) Decode([]byte, *schema.GroupVersionKind, runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	accepted := make([]string, 0, len(d.mediaTypes))
+	for _, info := range d.mediaTypes {
+		accepted = append(accepted, info.MediaType)
+	}
+	return nil, nil, negotiation.NewUnsupportedMediaTypeError(accepted)
 }

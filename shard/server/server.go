@@ -92,7 +92,7 @@ func (s *Server) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.Informers = informers.NewSharedInformerFactory(clients, 0)
+	s.Informers = informers.NewSharedInformerFactory(clients, 0, informers.WithTransform(informers.StripManagedFields))
 	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
 
 	s.crds = s.Informers.CustomResourceDefinitions()

@@ -40,13 +40,20 @@ func WithTweakListOptions(tweak TweakListOptionsFunc) Option {
 	return func(f *SharedInformerFactory) { f.tweak = tweak }
 }
 
+// WithTransform applies transform to every object before the factory's
+// informers store it, e.g. StripManagedFields to save memory.
+func WithTransform(transform cache.TransformFunc) Option {
+	return func(f *SharedInformerFactory) { f.transform = transform }
+}
+
 // SharedInformerFactory hands out shared wildcard informers: one per
 // resource (and per typed or unstructured flavour) for all logical clusters
 // of the shard, however often it is asked.
 type SharedInformerFactory struct {
-	clients Clients
-	resync  time.Duration
-	tweak   TweakListOptionsFunc
+	clients   Clients
+	resync    time.Duration
+	tweak     TweakListOptionsFunc
+	transform cache.TransformFunc
 
 	mu           sync.Mutex
 	informers    map[informerKey]cache.SharedIndexInformer
@@ -147,6 +154,10 @@ func (f *SharedInformerFactory) informerFor(key informerKey, exampleObject runti
 		ResyncPeriod:      f.resync,
 		ObjectDescription: key.String(),
 	})
+	if f.transform != nil {
+		// Cannot fail: the informer has not started.
+		_ = informer.SetTransform(f.transform)
+	}
 	f.informers[key] = informer
 	return informer
 }

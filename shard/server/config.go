@@ -28,7 +28,10 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/component-base/compatibility"
 
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/openapi"
+	"github.com/tessera-dev/tessera/shard/authorization"
 	"github.com/tessera-dev/tessera/shard/certs"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/shard/storage"
@@ -50,8 +53,10 @@ type Config struct {
 	// EtcdPrefix is the key prefix of all objects in etcd.
 	EtcdPrefix string
 
-	tokens authenticator.Token
-	rules  authorizer.RuleResolver
+	tokens    authenticator.Token
+	rules     authorizer.RuleResolver
+	authz     *authorization.Authorizer
+	informers *informers.SharedInformerFactory
 }
 
 type completedConfig struct {
@@ -107,7 +112,17 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		authenticators = append(authenticators, bearertoken.New(tokens))
 	}
 	gc.Authentication.Authenticator = union.New(group.NewAuthenticatedGroupAdder(union.New(authenticators...)), healthAnonymous{})
-	authz := newAuthorizer()
+	// The authorizer reads RBAC and LogicalClusters from the shard's
+	// wildcard informers, which therefore exist before the server.
+	informerClients, err := informers.NewClientsForConfig(clusters.WildcardConfig(gc.LoopbackClientConfig))
+	if err != nil {
+		return nil, err
+	}
+	factory := informers.NewSharedInformerFactory(informerClients, 0, informers.WithTransform(informers.StripManagedFields))
+	authz, err := authorization.NewForInformers(factory)
+	if err != nil {
+		return nil, fmt.Errorf("authorizer: %w", err)
+	}
 	gc.Authorization.Authorizer = authz
 	gc.RuleResolver = authz
 
@@ -147,6 +162,8 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		EtcdPrefix: backend.Prefix,
 		tokens:     tokens,
 		rules:      authz,
+		authz:      authz,
+		informers:  factory,
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/shard/controllers/clusterroleaggregation"
 	crdctrl "github.com/tessera-dev/tessera/shard/controllers/crd"
 	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
 	"github.com/tessera-dev/tessera/shard/controllers/garbagecollector"
@@ -56,7 +57,11 @@ func (s *Server) newControllers() error {
 	if err != nil {
 		return fmt.Errorf("logical cluster deletion controller: %w", err)
 	}
-	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd)
+	cra, err := clusterroleaggregation.New(loopback, s.Informers)
+	if err != nil {
+		return fmt.Errorf("clusterrole aggregation controller: %w", err)
+	}
+	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd, cra)
 	return nil
 }
 

@@ -13,15 +13,17 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
-	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/admission/crdconversion"
 	"github.com/tessera-dev/tessera/shard/admission/namespacelifecycle"
+	"github.com/tessera-dev/tessera/shard/admission/rbacescalation"
+	authzbootstrap "github.com/tessera-dev/tessera/shard/authorization/bootstrap"
 	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/discovery"
 	"github.com/tessera-dev/tessera/shard/etcd"
@@ -88,11 +90,7 @@ func (s *Server) build(ctx context.Context) error {
 
 	gc := c.Generic
 	gc.AddReadyzChecks(etcdCheck{etcdClient})
-	clients, err := informers.NewClientsForConfig(clusters.WildcardConfig(gc.LoopbackClientConfig))
-	if err != nil {
-		return err
-	}
-	s.Informers = informers.NewSharedInformerFactory(clients, 0, informers.WithTransform(informers.StripManagedFields))
+	s.Informers = c.informers
 	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
 
 	s.crds = s.Informers.CustomResourceDefinitions()
@@ -106,7 +104,11 @@ func (s *Server) build(ctx context.Context) error {
 	if err := lifecycle.ValidateInitialization(); err != nil {
 		return err
 	}
-	gc.AdmissionControl = admission.NewChainHandler(lifecycle, crdconversion.New())
+	escalation, err := rbacescalation.NewForAuthorizer(c.authz, gc.LoopbackClientConfig)
+	if err != nil {
+		return err
+	}
+	gc.AdmissionControl = admission.NewChainHandler(lifecycle, crdconversion.New(), escalation)
 
 	shared, err := customresources.NewSharedEtcd(ctx, c.Storage.Backend.Transport)
 	if err != nil {
@@ -169,6 +171,14 @@ func (s *Server) build(ctx context.Context) error {
 	})
 	generic.AddPostStartHookOrDie("tessera-bootstrap-logical-clusters", func(hc genericapiserver.PostStartHookContext) error {
 		if err := ensureLogicalClusters(hc.Context, hc.LoopbackClientConfig, bootstrapClusters); err != nil {
+			return err
+		}
+		// The loopback config addresses the shard base URL: system:admin.
+		admin, err := kubernetes.NewForConfig(hc.LoopbackClientConfig)
+		if err != nil {
+			return err
+		}
+		if err := authzbootstrap.Ensure(hc.Context, admin); err != nil {
 			return err
 		}
 		go s.announceReady(hc.Context, hc.LoopbackClientConfig)

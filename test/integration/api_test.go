@@ -290,6 +290,11 @@ func TestNonAdminLimits(t *testing.T) {
 	userCfg := rest.AnonymousClientConfig(s.Config("team"))
 	userCfg.BearerToken = "user-token"
 	user := httpClient(t, userCfg)
+	bindClusterRole(t, s, "team", "", "user-1-admin", "cluster-admin", authzUser("user-1"))
+	eventually(t, authzTimeout, "user-1 to administer team", func(context.Context) (bool, error) {
+		code, _ := raw(t, user, "GET", s.URL+"/clusters/team/api/v1/namespaces", "", nil)
+		return code == 200, nil
+	})
 
 	for _, tc := range []struct {
 		name, method, url string

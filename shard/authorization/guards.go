@@ -1,0 +1,80 @@
+package authorization
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// publicPaths are the non-resource paths anyone may read, with their
+// subpaths (/readyz/etcd): health checks of load balancers and process
+// supervisors, and the version.
+var publicPaths = []string{"/livez", "/readyz", "/healthz", "/version"}
+
+// IsPublic tells whether a request reads a public path.
+func IsPublic(attrs authorizer.Attributes) bool {
+	if attrs.IsResourceRequest() || (attrs.GetVerb() != "get" && attrs.GetVerb() != "head") {
+		return false
+	}
+	path := attrs.GetPath()
+	for _, p := range publicPaths {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// guard refuses what no RBAC may grant to anyone but system:masters, and
+// tells whether it refused.
+func guard(cluster logicalcluster.Cluster, attrs authorizer.Attributes) (verdict, bool) {
+	switch {
+	case cluster.Wildcard:
+		return deny(stageGuard, "requests across all logical clusters are only allowed for "+user.SystemPrivilegedGroup), true
+	case cluster.Name.IsSystem():
+		return deny(stageGuard, fmt.Sprintf("logical cluster %q is a system cluster, only accessible to %s", cluster.Name, user.SystemPrivilegedGroup)), true
+	}
+	if !attrs.IsResourceRequest() {
+		return verdict{}, false
+	}
+	if reason := impersonationGuard(attrs); reason != "" {
+		return deny(stageGuard, reason), true
+	}
+	if attrs.GetAPIGroup() == corev1alpha1.SchemeGroupVersion.Group && attrs.GetResource() == "logicalclusters" && !isRead(attrs.GetVerb()) {
+		return deny(stageGuard, "only "+user.SystemPrivilegedGroup+" may change LogicalClusters"), true
+	}
+	return verdict{}, false
+}
+
+// impersonationGuard refuses impersonating what would carry a user out of
+// its logical cluster: the system:masters group, and the user extras kcp's
+// authentication sets (a service account's cluster). Whatever else a user
+// may impersonate, RBAC in the cluster decides. It returns the reason of a
+// refusal, or "".
+func impersonationGuard(attrs authorizer.Attributes) string {
+	verb := attrs.GetVerb()
+	if verb != "impersonate" && !strings.HasPrefix(verb, "impersonate:") && !strings.HasPrefix(verb, "impersonate-on:") {
+		return ""
+	}
+	switch attrs.GetResource() {
+	case "groups":
+		if attrs.GetName() == user.SystemPrivilegedGroup {
+			return "impersonating the " + user.SystemPrivilegedGroup + " group is only allowed for " + user.SystemPrivilegedGroup
+		}
+	case "userextras":
+		if sub := attrs.GetSubresource(); strings.HasPrefix(sub, kcpExtraPrefix) || sub == "*" {
+			return fmt.Sprintf("impersonating the user extra %q is only allowed for %s", sub, user.SystemPrivilegedGroup)
+		}
+	}
+	return ""
+}
+
+// isRead tells whether a resource verb only reads.
+func isRead(verb string) bool {
+	return verb == "get" || verb == "list" || verb == "watch"
+}

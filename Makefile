@@ -42,8 +42,9 @@ $(BIN)/kubectl:
 kubectl: $(KUBECTL) ## Make sure a kubectl is available (builds one when the machine has none)
 
 .PHONY: test
-test: verify kubectl ## Verify, then run unit and integration tests (what CI runs)
+test: verify kubectl ## Verify, then run unit, integration and e2e tests (what CI runs)
 	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) --no-print-directory test-e2e
 
 .PHONY: test-unit
 test-unit: ## Run unit tests only
@@ -52,6 +53,23 @@ test-unit: ## Run unit tests only
 .PHONY: test-integration
 test-integration: kubectl ## Run the integration tests only
 	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./test/integration/...
+
+# e2e: the real binaries as processes, physical clusters from a provider
+# (test/e2e, hack/e2e.sh). Tools are built from hack/tools/* into a cache
+# outside the repository, once per version (hack/e2e-tools.sh).
+E2E_ENV = MAKE="$(MAKE)" GO="$(GO)" KUBECTL="$(KUBECTL)"
+
+.PHONY: e2e-tools
+e2e-tools: ## Build the e2e tools (kube-apiserver, etcd, kwok, helm) into the tool cache if missing
+	@GO="$(GO)" hack/e2e-tools.sh local >/dev/null
+
+.PHONY: test-e2e
+test-e2e: kubectl ## Run the e2e suites: tessera processes and kwok-backed physical clusters on 127.0.0.1
+	$(E2E_ENV) hack/e2e.sh local
+
+.PHONY: test-e2e-kind
+test-e2e-kind: kubectl ## Run the e2e suites with kind clusters as physical clusters (needs Docker)
+	$(E2E_ENV) hack/e2e.sh kind
 
 .PHONY: bench
 bench: build ## Run the benchmarks and print their figures

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/tessera-dev/tessera/shard/authentication"
 )
 
 // Options are the flags of `tessera start`.
@@ -32,8 +34,9 @@ type Options struct {
 	EmbeddedEtcdUnsafeNoFsync bool
 	EmbeddedEtcdLogLevel      string
 
-	ClientCAFile  string
-	TokenAuthFile string
+	// Authentication holds the authentication flags: client CA, static
+	// tokens, request-header and service account tokens.
+	Authentication *authentication.Options
 
 	// WatchCache enables one upstream watch cache per built-in resource.
 	WatchCache bool
@@ -52,6 +55,7 @@ func NewOptions() *Options {
 		EmbeddedEtcdLogLevel:   "error",
 		WatchCache:             true,
 		ShardName:              "root",
+		Authentication:         authentication.NewOptions(),
 	}
 }
 
@@ -77,9 +81,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.EmbeddedEtcdLogLevel, "embedded-etcd-log-level", o.EmbeddedEtcdLogLevel, "Log level of the embedded etcd: debug, info, warn, error, panic or fatal.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
 
-	fs = fss.FlagSet("authentication")
-	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that verifies client certificates (default: the shard's generated CA).")
-	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "Static tokens, in the Kubernetes CSV format: token,user,uid,\"group1,group2\".")
+	o.Authentication.AddFlags(fss.FlagSet("authentication"))
 }
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).
@@ -139,5 +141,6 @@ func (o CompletedOptions) Validate() []error {
 	if o.ShardName == "" {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
 	}
+	errs = append(errs, o.Authentication.Validate()...)
 	return errs
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -28,6 +29,9 @@ func (s *Server) installAPIs() error {
 		}
 		groups[r.GroupVersion.Group].add(r.GroupVersion, storage)
 	}
+
+	// TokenRequest: `kubectl create token`.
+	groups[""].add(corev1.SchemeGroupVersion, map[string]rest.Storage{"serviceaccounts/token": s.authn.TokenRequest})
 
 	crd, err := customresourcedefinition.NewREST(s.Scheme, s.Storage)
 	if err != nil {

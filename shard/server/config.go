@@ -14,16 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/group"
-	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
-	"k8s.io/apiserver/pkg/authentication/request/union"
-	"k8s.io/apiserver/pkg/authentication/request/x509"
-	"k8s.io/apiserver/pkg/authentication/token/tokenfile"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/component-base/compatibility"
@@ -31,6 +24,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/openapi"
+	"github.com/tessera-dev/tessera/shard/authentication"
 	"github.com/tessera-dev/tessera/shard/authorization"
 	"github.com/tessera-dev/tessera/shard/certs"
 	"github.com/tessera-dev/tessera/shard/options"
@@ -53,10 +47,14 @@ type Config struct {
 	// EtcdPrefix is the key prefix of all objects in etcd.
 	EtcdPrefix string
 
-	tokens    authenticator.Token
 	rules     authorizer.RuleResolver
 	authz     *authorization.Authorizer
 	informers *informers.SharedInformerFactory
+	// authnConfig and authn are the shard's authentication; tokenSecrets
+	// holds the informer of service account token Secrets it reads.
+	authnConfig  *authentication.Config
+	authn        *authentication.Authentication
+	tokenSecrets *informers.SharedInformerFactory
 }
 
 type completedConfig struct {
@@ -90,28 +88,15 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	}
 	gc.ExternalAddress = net.JoinHostPort(o.ExternalHostname, strconv.Itoa(o.SecurePort))
 
-	clientCAFile := o.ClientCAFile
-	if clientCAFile == "" {
-		clientCAFile = files.CA.CertFile
-	}
-	clientCA, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca", clientCAFile)
+	authnConfig, err := authentication.NewConfig(o.Authentication, authentication.Files{CertsDir: filepath.Join(o.RootDirectory, "certs"), CAFile: files.CA.CertFile})
 	if err != nil {
-		return nil, fmt.Errorf("client CA: %w", err)
-	}
-	if err := gc.Authentication.ApplyClientCert(clientCA, gc.SecureServing); err != nil {
 		return nil, err
 	}
-	authenticators := []authenticator.Request{x509.NewDynamic(clientCA.VerifyOptions, x509.CommonNameUserConversion)}
-	var tokens authenticator.Token
-	if o.TokenAuthFile != "" {
-		csv, err := tokenfile.NewCSV(o.TokenAuthFile)
-		if err != nil {
-			return nil, fmt.Errorf("--token-auth-file: %w", err)
-		}
-		tokens = csv
-		authenticators = append(authenticators, bearertoken.New(tokens))
+	if err := gc.Authentication.ApplyClientCert(authnConfig.ClientCA(), gc.SecureServing); err != nil {
+		return nil, err
 	}
-	gc.Authentication.Authenticator = union.New(group.NewAuthenticatedGroupAdder(union.New(authenticators...)), healthAnonymous{})
+	gc.Authentication.RequestHeaderConfig = authnConfig.RequestHeaderConfig()
+	gc.Authentication.APIAudiences = authnConfig.APIAudiences()
 	// The authorizer reads RBAC and LogicalClusters from the shard's
 	// wildcard informers, which therefore exist before the server.
 	informerClients, err := informers.NewClientsForConfig(clusters.WildcardConfig(gc.LoopbackClientConfig))
@@ -119,6 +104,22 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		return nil, err
 	}
 	factory := informers.NewSharedInformerFactory(informerClients, 0, informers.WithTransform(informers.StripManagedFields))
+	// Service account tokens read service accounts and token Secrets from
+	// wildcard informers, and the API server on cache misses.
+	tokenSecrets := authentication.NewTokenSecretInformers(informerClients, informers.WithTransform(informers.StripManagedFields))
+	loopbackClients, err := clusters.NewForConfig(gc.LoopbackClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	authn, err := authnConfig.New(authentication.Deps{
+		ServiceAccounts: factory.ServiceAccounts(),
+		TokenSecrets:    tokenSecrets.Secrets(),
+		Clients:         loopbackClients,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("authentication: %w", err)
+	}
+	gc.Authentication.Authenticator = authn.Request
 	authz, err := authorization.NewForInformers(factory)
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
@@ -152,18 +153,20 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.RESTOptionsGetter = restOptions
 
 	return &Config{
-		Options:    o,
-		Generic:    gc,
-		Scheme:     scheme,
-		Codecs:     codecs,
-		Storage:    restOptions,
-		Certs:      files,
-		ServerURL:  "https://" + gc.ExternalAddress,
-		EtcdPrefix: backend.Prefix,
-		tokens:     tokens,
-		rules:      authz,
-		authz:      authz,
-		informers:  factory,
+		Options:      o,
+		Generic:      gc,
+		Scheme:       scheme,
+		Codecs:       codecs,
+		Storage:      restOptions,
+		Certs:        files,
+		ServerURL:    "https://" + gc.ExternalAddress,
+		EtcdPrefix:   backend.Prefix,
+		rules:        authz,
+		authz:        authz,
+		informers:    factory,
+		authnConfig:  authnConfig,
+		authn:        authn,
+		tokenSecrets: tokenSecrets,
 	}, nil
 }
 

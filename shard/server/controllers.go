@@ -14,6 +14,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/controllers/logicalclusterdeletion"
 	namespacectrl "github.com/tessera-dev/tessera/shard/controllers/namespace"
 	serviceaccountctrl "github.com/tessera-dev/tessera/shard/controllers/serviceaccount"
+	"github.com/tessera-dev/tessera/shard/controllers/serviceaccounttokens"
 )
 
 // runner is a controller the shard runs until it stops.
@@ -61,7 +62,11 @@ func (s *Server) newControllers() error {
 	if err != nil {
 		return fmt.Errorf("clusterrole aggregation controller: %w", err)
 	}
-	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd, cra)
+	tokens, err := serviceaccounttokens.New(loopback, s.Informers.ServiceAccounts(), s.tokenSecrets.Secrets(), s.authnConfig.Issuer(), s.authnConfig.RootCA())
+	if err != nil {
+		return fmt.Errorf("service account token controller: %w", err)
+	}
+	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd, cra, tokens)
 	return nil
 }
 

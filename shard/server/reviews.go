@@ -4,7 +4,6 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/tessera-dev/tessera/shard/registry/reviews"
@@ -14,13 +13,9 @@ import (
 // SubjectAccessReview family against the shard's own authn and authz.
 func (s *Server) reviewStorage() map[schema.GroupVersion]map[string]rest.Storage {
 	authz := s.Generic.Authorization.Authorizer
-	var tokens authenticator.Token
-	if s.tokens != nil {
-		tokens = s.tokens
-	}
 	return map[schema.GroupVersion]map[string]rest.Storage{
 		authenticationv1.SchemeGroupVersion: {
-			"tokenreviews":       reviews.NewTokenReviews(tokens),
+			"tokenreviews":       reviews.NewTokenReviews(s.authn.TokenReview),
 			"selfsubjectreviews": reviews.NewSelfSubjectReviews(),
 		},
 		authorizationv1.SchemeGroupVersion: {

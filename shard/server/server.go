@@ -161,10 +161,13 @@ func (s *Server) build(ctx context.Context) error {
 	generic.AddPostStartHookOrDie("tessera-start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		go s.customResources.Run(hc.Context)
 		s.Informers.Start(hc.Context)
+		s.tokenSecrets.Start(hc.Context)
 		s.runControllers(hc.Context)
-		for gvr, ok := range s.Informers.WaitForCacheSync(hc.Context) {
-			if !ok {
-				return fmt.Errorf("informer for %s did not sync", gvr)
+		for _, f := range []*informers.SharedInformerFactory{s.Informers, s.tokenSecrets} {
+			for gvr, ok := range f.WaitForCacheSync(hc.Context) {
+				if !ok {
+					return fmt.Errorf("informer for %s did not sync", gvr)
+				}
 			}
 		}
 		return nil

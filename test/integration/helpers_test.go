@@ -74,5 +74,5 @@ func withTokens(t *testing.T, lines ...string) framework.Option {
 	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return func(o *options.Options) { o.TokenAuthFile = p }
+	return func(o *options.Options) { o.Authentication.TokenAuthFile = p }
 }

@@ -98,6 +98,9 @@ func run(ctx context.Context, binary string, n, perCluster, samples, workers int
 	if err != nil {
 		return err
 	}
+	if err := authorizationOverhead(ctx, big, n, samples, workers); err != nil {
+		return err
+	}
 	big.stop()
 
 	// 3. The same requests on a shard with one cluster.

@@ -53,8 +53,13 @@ func startShard(ctx context.Context, binary string) (*shard, error) {
 		s.stop()
 		return nil, err
 	}
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(benchUserToken+","+benchUser+",bench-user-uid,\n"), 0o600); err != nil {
+		s.stop()
+		return nil, err
+	}
 	s.cmd = exec.Command(binary, "start", "--root-directory", filepath.Join(dir, "shard"),
-		"--secure-port", strconv.Itoa(ports[2]), "--etcd-servers", s.etcd.ClientURL)
+		"--secure-port", strconv.Itoa(ports[2]), "--etcd-servers", s.etcd.ClientURL, "--token-auth-file", tokens)
 	log, err := os.Create(filepath.Join(dir, "shard.log"))
 	if err != nil {
 		s.stop()

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -112,8 +113,15 @@ func run(ctx context.Context, binary string, n, perCluster, samples, workers int
 	if err := createCluster(ctx, small.cfg, clusterName(0)); err != nil {
 		return err
 	}
+	// The cluster's default namespace appears shortly after the cluster.
+	deadline := time.Now().Add(time.Minute)
 	for i := 0; i < perCluster; i++ {
-		if err := createConfigMap(ctx, small, clusterName(0), fmt.Sprintf("cm-%d", i)); err != nil {
+		err := createConfigMap(ctx, small, clusterName(0), fmt.Sprintf("cm-%d", i))
+		for err != nil && apierrors.IsNotFound(err) && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			err = createConfigMap(ctx, small, clusterName(0), fmt.Sprintf("cm-%d", i))
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ package openapi
 
 import (
 	v1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	v1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -42,6 +43,20 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ShardList{}.OpenAPIModelName():                                schema_pkg_apis_core_v1alpha1_ShardList(ref),
 		v1alpha1.ShardSpec{}.OpenAPIModelName():                                schema_pkg_apis_core_v1alpha1_ShardSpec(ref),
 		v1alpha1.ShardStatus{}.OpenAPIModelName():                              schema_pkg_apis_core_v1alpha1_ShardStatus(ref),
+		tenancyv1alpha1.APIExportReference{}.OpenAPIModelName():                schema_pkg_apis_tenancy_v1alpha1_APIExportReference(ref),
+		tenancyv1alpha1.VirtualWorkspace{}.OpenAPIModelName():                  schema_pkg_apis_tenancy_v1alpha1_VirtualWorkspace(ref),
+		tenancyv1alpha1.Workspace{}.OpenAPIModelName():                         schema_pkg_apis_tenancy_v1alpha1_Workspace(ref),
+		tenancyv1alpha1.WorkspaceList{}.OpenAPIModelName():                     schema_pkg_apis_tenancy_v1alpha1_WorkspaceList(ref),
+		tenancyv1alpha1.WorkspaceLocation{}.OpenAPIModelName():                 schema_pkg_apis_tenancy_v1alpha1_WorkspaceLocation(ref),
+		tenancyv1alpha1.WorkspaceSpec{}.OpenAPIModelName():                     schema_pkg_apis_tenancy_v1alpha1_WorkspaceSpec(ref),
+		tenancyv1alpha1.WorkspaceStatus{}.OpenAPIModelName():                   schema_pkg_apis_tenancy_v1alpha1_WorkspaceStatus(ref),
+		tenancyv1alpha1.WorkspaceType{}.OpenAPIModelName():                     schema_pkg_apis_tenancy_v1alpha1_WorkspaceType(ref),
+		tenancyv1alpha1.WorkspaceTypeExtension{}.OpenAPIModelName():            schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeExtension(ref),
+		tenancyv1alpha1.WorkspaceTypeList{}.OpenAPIModelName():                 schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeList(ref),
+		tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName():            schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeReference(ref),
+		tenancyv1alpha1.WorkspaceTypeSelector{}.OpenAPIModelName():             schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeSelector(ref),
+		tenancyv1alpha1.WorkspaceTypeSpec{}.OpenAPIModelName():                 schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeSpec(ref),
+		tenancyv1alpha1.WorkspaceTypeStatus{}.OpenAPIModelName():               schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeStatus(ref),
 		conditionsv1alpha1.Condition{}.OpenAPIModelName():                      schema_apis_third_party_conditions_v1alpha1_Condition(ref),
 		v1.ApplyConfiguration{}.OpenAPIModelName():                             schema_k8sio_api_admissionregistration_v1_ApplyConfiguration(ref),
 		v1.AuditAnnotation{}.OpenAPIModelName():                                schema_k8sio_api_admissionregistration_v1_AuditAnnotation(ref),
@@ -934,6 +949,607 @@ func schema_pkg_apis_core_v1alpha1_ShardStatus(ref common.ReferenceCallback) com
 		},
 		Dependencies: []string{
 			conditionsv1alpha1.Condition{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_APIExportReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIExportReference refers to an APIExport by the path of its logical cluster and its name.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "path is the path of the logical cluster of the APIExport; empty means the workspace's own.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"export": {
+						SchemaProps: spec.SchemaProps{
+							Description: "export is the name of the APIExport.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"export"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_VirtualWorkspace(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspace is the address of a virtual workspace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "url is the address of the virtual workspace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_Workspace(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Workspace defines a generic Kubernetes-cluster-like endpoint, with standard Kubernetes discovery, OpenAPI and resource API endpoints. It is the child of the logical cluster it is created in, and its own logical cluster (spec.cluster) is reachable under the parent's path joined with the Workspace's name.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(tenancyv1alpha1.WorkspaceSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(tenancyv1alpha1.WorkspaceStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.WorkspaceSpec{}.OpenAPIModelName(), tenancyv1alpha1.WorkspaceStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceList is a list of Workspaces.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the Workspaces.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(tenancyv1alpha1.Workspace{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.Workspace{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceLocation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceLocation constrains where a workspace is scheduled.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "selector selects the shards the workspace can be scheduled onto, by their labels.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceSpec is the desired state of a Workspace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "type defines what the workspace is initialized with and where it may appear in the tree. When it is not given, the default child type of the parent's type is used. It cannot change.",
+							Ref:         ref(tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName()),
+						},
+					},
+					"location": {
+						SchemaProps: spec.SchemaProps{
+							Description: "location constrains the shards the workspace can be scheduled onto.",
+							Ref:         ref(tenancyv1alpha1.WorkspaceLocation{}.OpenAPIModelName()),
+						},
+					},
+					"cluster": {
+						SchemaProps: spec.SchemaProps{
+							Description: "cluster is the name of the logical cluster this workspace is backed by. It is set by the system when the workspace is scheduled.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"URL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the address under which the workspace can be accessed. It is set by the system when the workspace is scheduled.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.WorkspaceLocation{}.OpenAPIModelName(), tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceStatus is the observed state of a Workspace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "phase of the workspace (Scheduling, Initializing, Ready, Unavailable).\n\n\nPossible enum values:\n - `\"Initializing\"` means initializers are still running.\n - `\"Ready\"` means the logical cluster can be used.\n - `\"Scheduling\"` means the logical cluster is being created on a shard.\n - `\"Unavailable\"` means the logical cluster cannot be used right now (e.g. while it moves to another shard or a mount is not ready); the front-proxy does not route to it.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Initializing", "Ready", "Scheduling", "Unavailable"},
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions are the current observations of the workspace's state.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(conditionsv1alpha1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"initializers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "initializers still to finish on the workspace's logical cluster.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			conditionsv1alpha1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceType(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceType specifies behaviour of workspaces of this type: their initializers, default child type, default API bindings and the types of parents and children they may have.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(tenancyv1alpha1.WorkspaceTypeSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(tenancyv1alpha1.WorkspaceTypeStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.WorkspaceTypeSpec{}.OpenAPIModelName(), tenancyv1alpha1.WorkspaceTypeStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeExtension(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceTypeExtension lists the types a WorkspaceType extends.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"with": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "with are the types that are extended.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceTypeList is a list of WorkspaceTypes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the WorkspaceTypes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(tenancyv1alpha1.WorkspaceType{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.WorkspaceType{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceTypeReference refers to a WorkspaceType by name and the path of the logical cluster it lives in.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name is the name of the WorkspaceType.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "path is the path of the logical cluster of the WorkspaceType. When it is empty, the type is looked up in the parent workspace and then in root; the admission stores the path it was found under.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeSelector(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceTypeSelector selects WorkspaceTypes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"none": {
+						SchemaProps: spec.SchemaProps{
+							Description: "none means that no type matches.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"types": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "types are the matching types. A type matches when it is listed or extends a listed type.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceTypeSpec is the desired state of a WorkspaceType.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"initializer": {
+						SchemaProps: spec.SchemaProps{
+							Description: "initializer says whether workspaces of this type get an initializer, \"<cluster of the type>:<type name>\", that a controller must remove before the workspace becomes Ready. It can watch the initializing workspaces through the URLs in status.virtualWorkspaces.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"extend": {
+						SchemaProps: spec.SchemaProps{
+							Description: "extend names other types this type extends: their initializers and default API bindings apply too, and where a parent or child of one of them is allowed, so is this type.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(tenancyv1alpha1.WorkspaceTypeExtension{}.OpenAPIModelName()),
+						},
+					},
+					"additionalWorkspaceLabels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "additionalWorkspaceLabels are set on every Workspace of this type.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"defaultChildWorkspaceType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "defaultChildWorkspaceType is the type of child workspaces created without a type. Without it, the parent's extended types are asked; if none has one, child workspaces must name their type.",
+							Ref:         ref(tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName()),
+						},
+					},
+					"limitAllowedChildren": {
+						SchemaProps: spec.SchemaProps{
+							Description: "limitAllowedChildren restricts the types of child workspaces. Unset allows every type.",
+							Ref:         ref(tenancyv1alpha1.WorkspaceTypeSelector{}.OpenAPIModelName()),
+						},
+					},
+					"limitAllowedParents": {
+						SchemaProps: spec.SchemaProps{
+							Description: "limitAllowedParents restricts the types of the parent workspace. Unset allows every type.",
+							Ref:         ref(tenancyv1alpha1.WorkspaceTypeSelector{}.OpenAPIModelName()),
+						},
+					},
+					"defaultAPIBindings": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "defaultAPIBindings are the APIExports bound in every workspace of this type when it is initialized.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(tenancyv1alpha1.APIExportReference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.APIExportReference{}.OpenAPIModelName(), tenancyv1alpha1.WorkspaceTypeExtension{}.OpenAPIModelName(), tenancyv1alpha1.WorkspaceTypeReference{}.OpenAPIModelName(), tenancyv1alpha1.WorkspaceTypeSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenancy_v1alpha1_WorkspaceTypeStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkspaceTypeStatus is the observed state of a WorkspaceType.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions are the current observations of the type's state.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(conditionsv1alpha1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"virtualWorkspaces": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"url",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "virtualWorkspaces are the URLs of the initializing-workspaces virtual workspace of this type's initializer, one per shard.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(tenancyv1alpha1.VirtualWorkspace{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.VirtualWorkspace{}.OpenAPIModelName(), conditionsv1alpha1.Condition{}.OpenAPIModelName()},
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
+
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 )
 
 // NewClientsForConfig returns the wildcard Clients of the shard at cfg.Host
@@ -31,5 +33,9 @@ func NewClientsForConfig(cfg *rest.Config) (Clients, error) {
 	if err != nil {
 		return Clients{}, fmt.Errorf("building wildcard dynamic client: %w", err)
 	}
-	return Clients{Kubernetes: kube, APIExtensions: apiExtensions, Dynamic: dyn}, nil
+	kcp, err := kcpclient.NewForConfigAndClient(wildcard, httpClient)
+	if err != nil {
+		return Clients{}, fmt.Errorf("building wildcard kcp client: %w", err)
+	}
+	return Clients{Kubernetes: kube, APIExtensions: apiExtensions, Dynamic: dyn, KCP: kcp}, nil
 }

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 )
 
 // Clients are the wildcard clients (for /clusters/*) a SharedInformerFactory
@@ -25,6 +27,8 @@ type Clients struct {
 	APIExtensions apiextensionsclientset.Interface
 	// Dynamic serves ForResource.
 	Dynamic dynamic.Interface
+	// KCP serves the kcp API groups (tenancy.kcp.io, core.kcp.io).
+	KCP *kcpclient.Clientset
 }
 
 // TweakListOptionsFunc changes the options of every list and watch request,

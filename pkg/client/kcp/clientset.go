@@ -1,0 +1,114 @@
+// Package kcp is a typed client for the kcp API groups Tessera serves
+// (core.kcp.io and tenancy.kcp.io), built on client-go's generic typed
+// clients, so it behaves like a generated clientset.
+package kcp
+
+import (
+	"fmt"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/gentype"
+	"k8s.io/client-go/rest"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+)
+
+// Scheme holds the types of the kcp API groups this client knows.
+var Scheme = runtime.NewScheme()
+
+// Codecs are the codecs of Scheme.
+var Codecs = serializer.NewCodecFactory(Scheme)
+
+var parameterCodec = runtime.NewParameterCodec(Scheme)
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme} {
+		if err := add(Scheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// The typed clients of each resource.
+type (
+	WorkspaceInterface      = *gentype.ClientWithList[*tenancyv1alpha1.Workspace, *tenancyv1alpha1.WorkspaceList]
+	WorkspaceTypeInterface  = *gentype.ClientWithList[*tenancyv1alpha1.WorkspaceType, *tenancyv1alpha1.WorkspaceTypeList]
+	LogicalClusterInterface = *gentype.ClientWithList[*corev1alpha1.LogicalCluster, *corev1alpha1.LogicalClusterList]
+	ShardInterface          = *gentype.ClientWithList[*corev1alpha1.Shard, *corev1alpha1.ShardList]
+)
+
+// Clientset reaches the kcp API groups of one endpoint: a logical cluster
+// (/clusters/<name>) or, for wildcard list and watch, /clusters/*.
+type Clientset struct {
+	core    rest.Interface
+	tenancy rest.Interface
+}
+
+// NewForConfig returns a Clientset for cfg.
+func NewForConfig(cfg *rest.Config) (*Clientset, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return NewForConfigAndClient(cfg, httpClient)
+}
+
+// NewForConfigAndClient returns a Clientset for cfg that uses httpClient.
+func NewForConfigAndClient(cfg *rest.Config, httpClient *http.Client) (*Clientset, error) {
+	core, err := restClientFor(cfg, corev1alpha1.SchemeGroupVersion, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	tenancy, err := restClientFor(cfg, tenancyv1alpha1.SchemeGroupVersion, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return &Clientset{core: core, tenancy: tenancy}, nil
+}
+
+func restClientFor(cfg *rest.Config, gv schema.GroupVersion, httpClient *http.Client) (*rest.RESTClient, error) {
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &gv
+	c.APIPath = "/apis"
+	c.NegotiatedSerializer = Codecs.WithoutConversion()
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	rc, err := rest.RESTClientForConfigAndClient(c, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("building %s client: %w", gv, err)
+	}
+	return rc, nil
+}
+
+// Workspaces returns the client of tenancy.kcp.io/v1alpha1 workspaces.
+func (c *Clientset) Workspaces() WorkspaceInterface {
+	return gentype.NewClientWithList[*tenancyv1alpha1.Workspace, *tenancyv1alpha1.WorkspaceList]("workspaces", c.tenancy, parameterCodec, "",
+		func() *tenancyv1alpha1.Workspace { return &tenancyv1alpha1.Workspace{} },
+		func() *tenancyv1alpha1.WorkspaceList { return &tenancyv1alpha1.WorkspaceList{} })
+}
+
+// WorkspaceTypes returns the client of tenancy.kcp.io/v1alpha1 workspacetypes.
+func (c *Clientset) WorkspaceTypes() WorkspaceTypeInterface {
+	return gentype.NewClientWithList[*tenancyv1alpha1.WorkspaceType, *tenancyv1alpha1.WorkspaceTypeList]("workspacetypes", c.tenancy, parameterCodec, "",
+		func() *tenancyv1alpha1.WorkspaceType { return &tenancyv1alpha1.WorkspaceType{} },
+		func() *tenancyv1alpha1.WorkspaceTypeList { return &tenancyv1alpha1.WorkspaceTypeList{} })
+}
+
+// LogicalClusters returns the client of core.kcp.io/v1alpha1 logicalclusters.
+func (c *Clientset) LogicalClusters() LogicalClusterInterface {
+	return gentype.NewClientWithList[*corev1alpha1.LogicalCluster, *corev1alpha1.LogicalClusterList]("logicalclusters", c.core, parameterCodec, "",
+		func() *corev1alpha1.LogicalCluster { return &corev1alpha1.LogicalCluster{} },
+		func() *corev1alpha1.LogicalClusterList { return &corev1alpha1.LogicalClusterList{} })
+}
+
+// Shards returns the client of core.kcp.io/v1alpha1 shards.
+func (c *Clientset) Shards() ShardInterface {
+	return gentype.NewClientWithList[*corev1alpha1.Shard, *corev1alpha1.ShardList]("shards", c.core, parameterCodec, "",
+		func() *corev1alpha1.Shard { return &corev1alpha1.Shard{} },
+		func() *corev1alpha1.ShardList { return &corev1alpha1.ShardList{} })
+}

@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
-
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 )
 

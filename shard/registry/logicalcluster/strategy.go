@@ -5,6 +5,8 @@ package logicalcluster
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
@@ -52,6 +54,26 @@ func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	if !hasFinalizer(lc.Finalizers) {
 		lc.Finalizers = append(lc.Finalizers, Finalizer)
 	}
+	syncInitializerLabels(lc)
+}
+
+// syncInitializerLabels makes the initializer labels of lc name exactly
+// the initializers left in its status; users cannot set or remove them.
+func syncInitializerLabels(lc *corev1alpha1.LogicalCluster) {
+	for k := range lc.Labels {
+		if strings.HasPrefix(k, corev1alpha1.InitializerLabelPrefix) {
+			delete(lc.Labels, k)
+		}
+	}
+	for _, in := range lc.Status.Initializers {
+		if lc.Labels == nil {
+			lc.Labels = map[string]string{}
+		}
+		lc.Labels[corev1alpha1.InitializerLabelKey(in)] = corev1alpha1.InitializerLabelValue(in)
+	}
+	if len(lc.Labels) == 0 {
+		lc.Labels = nil
+	}
 }
 
 func hasFinalizer(fs []string) bool {
@@ -66,6 +88,7 @@ func hasFinalizer(fs []string) bool {
 func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	lc := obj.(*corev1alpha1.LogicalCluster)
 	lc.Status = old.(*corev1alpha1.LogicalCluster).Status
+	syncInitializerLabels(lc)
 }
 
 // validate validates a new LogicalCluster: it must be named "cluster".
@@ -129,10 +152,11 @@ func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	lc, oldLC := obj.(*corev1alpha1.LogicalCluster), old.(*corev1alpha1.LogicalCluster)
 	lc.Spec = oldLC.Spec
-	lc.Labels, lc.Annotations = oldLC.Labels, oldLC.Annotations
+	lc.Labels, lc.Annotations = maps.Clone(oldLC.Labels), oldLC.Annotations
 	if lc.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing && len(lc.Status.Initializers) == 0 {
 		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
 	}
+	syncInitializerLabels(lc)
 }
 
 func (statusStrategy) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {

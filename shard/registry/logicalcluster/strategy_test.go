@@ -301,3 +301,43 @@ func TestGetAttrs(t *testing.T) {
 		t.Error("attributes of a list: want an error")
 	}
 }
+
+func TestInitializerLabels(t *testing.T) {
+	ctx := t.Context()
+	s := newStrategy(runtime.NewScheme())
+	lc := newLogicalCluster(func(lc *corev1alpha1.LogicalCluster) {
+		lc.Spec.Initializers = []corev1alpha1.LogicalClusterInitializer{"root:universal", "system:owner"}
+		lc.Labels = map[string]string{corev1alpha1.InitializerLabelPrefix + "forged": "x", "app": "a"}
+	})
+	s.PrepareForCreate(ctx, lc)
+	want := map[string]string{
+		"app": "a",
+		corev1alpha1.InitializerLabelKey("root:universal"): corev1alpha1.InitializerLabelValue("root:universal"),
+		corev1alpha1.InitializerLabelKey("system:owner"):   corev1alpha1.InitializerLabelValue("system:owner"),
+	}
+	if diff := cmp.Diff(want, lc.Labels); diff != "" {
+		t.Fatalf("labels after create (-want +got):\n%s", diff)
+	}
+
+	// A user update cannot drop the labels.
+	upd := lc.DeepCopy()
+	upd.Labels = map[string]string{"app": "b"}
+	s.PrepareForUpdate(ctx, upd, lc)
+	if len(upd.Labels) != 3 || upd.Labels["app"] != "b" {
+		t.Fatalf("labels after update %v", upd.Labels)
+	}
+
+	// Removing an initializer in status removes its label, not the other's.
+	st := lc.DeepCopy()
+	st.Status.Initializers = []corev1alpha1.LogicalClusterInitializer{"system:owner"}
+	statusStrategy{s}.PrepareForUpdate(ctx, st, lc)
+	if _, ok := st.Labels[corev1alpha1.InitializerLabelKey("root:universal")]; ok {
+		t.Errorf("label of a finished initializer left: %v", st.Labels)
+	}
+	if _, ok := st.Labels[corev1alpha1.InitializerLabelKey("system:owner")]; !ok {
+		t.Errorf("label of a waiting initializer gone: %v", st.Labels)
+	}
+	if _, ok := lc.Labels[corev1alpha1.InitializerLabelKey("root:universal")]; !ok {
+		t.Error("the old object was changed")
+	}
+}

@@ -30,6 +30,15 @@ func IsPublic(attrs authorizer.Attributes) bool {
 	return false
 }
 
+// VirtualWorkspacePrefix prefixes the paths of the virtual workspaces the
+// shard serves in-process. They authorize each request themselves.
+const VirtualWorkspacePrefix = "/services/"
+
+// IsVirtualWorkspace tells whether a request goes to a virtual workspace.
+func IsVirtualWorkspace(attrs authorizer.Attributes) bool {
+	return !attrs.IsResourceRequest() && strings.HasPrefix(attrs.GetPath(), VirtualWorkspacePrefix)
+}
+
 // guard refuses what no RBAC may grant to anyone but system:masters, and
 // tells whether it refused.
 func guard(cluster logicalcluster.Cluster, attrs authorizer.Attributes) (verdict, bool) {

@@ -21,11 +21,29 @@ const ClusterPrefix = "/clusters/"
 // the request context, so everything after it sees a normal Kubernetes path.
 // Requests without the prefix address the shard-local system:admin cluster.
 func WithCluster(handler http.Handler, codecs runtime.NegotiatedSerializer) http.Handler {
+	return WithClusterResolver(handler, codecs, nil)
+}
+
+// ResolveFunc maps a workspace path (root:org:team) to the name of its
+// logical cluster, if it is known on this shard.
+type ResolveFunc func(path logicalcluster.Path) (logicalcluster.Name, bool)
+
+// WithClusterResolver is WithCluster that also accepts workspace paths:
+// /clusters/root:org:team addresses the logical cluster resolve maps the
+// path to. Names of logical clusters (one segment, or system:*) are taken
+// as they are; a path resolve does not know is taken as a name, which
+// then does not exist.
+func WithClusterResolver(handler http.Handler, codecs runtime.NegotiatedSerializer, resolve ResolveFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		cluster, rest, err := parse(req.URL.Path)
 		if err != nil {
 			responsewriters.ErrorNegotiated(err, codecs, schemaless, w, req)
 			return
+		}
+		if resolve != nil && !cluster.Wildcard && strings.Contains(string(cluster.Name), ":") && !cluster.Name.IsSystem() {
+			if name, ok := resolve(cluster.Name.Path()); ok {
+				cluster.Name = name
+			}
 		}
 		if rest != req.URL.Path {
 			r := req.Clone(logicalcluster.WithCluster(req.Context(), cluster))

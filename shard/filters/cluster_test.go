@@ -1,6 +1,9 @@
 package filters
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -39,5 +42,40 @@ func TestParse(t *testing.T) {
 				t.Errorf("parse(%q) = %+v %q, want %+v %q", tc.path, c, rest, tc.cluster, tc.rest)
 			}
 		})
+	}
+}
+
+func TestWithClusterResolver(t *testing.T) {
+	paths := map[string]logicalcluster.Name{"root:org": "abc123", "root:org:team": "def456"}
+	resolve := func(p logicalcluster.Path) (logicalcluster.Name, bool) {
+		n, ok := paths[p.String()]
+		return n, ok
+	}
+	var got logicalcluster.Cluster
+	var gotPath string
+	h := WithClusterResolver(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = logicalcluster.ClusterFrom(r.Context())
+		gotPath = r.URL.Path
+	}), nil, resolve)
+	for _, tc := range []struct {
+		path string
+		want logicalcluster.Cluster
+	}{
+		{"/clusters/root:org/api/v1/namespaces", logicalcluster.Cluster{Name: "abc123"}},
+		{"/clusters/root:org:team/apis", logicalcluster.Cluster{Name: "def456"}},
+		// Names are not resolved, nor system clusters or the wildcard.
+		{"/clusters/root/api", logicalcluster.Cluster{Name: "root"}},
+		{"/clusters/system:admin/api", logicalcluster.Cluster{Name: "system:admin"}},
+		{"/clusters/*/api/v1/configmaps", logicalcluster.Cluster{Wildcard: true}},
+		// An unknown path stays what it is, which does not exist.
+		{"/clusters/root:nope/api", logicalcluster.Cluster{Name: "root:nope"}},
+	} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, tc.path, nil))
+		if got != tc.want {
+			t.Errorf("%s: cluster %+v, want %+v", tc.path, got, tc.want)
+		}
+		if strings.HasPrefix(gotPath, "/clusters") {
+			t.Errorf("%s: the handler saw path %s", tc.path, gotPath)
+		}
 	}
 }

@@ -114,8 +114,10 @@ func bringsClusterIntoBeing(req *http.Request, info *request.RequestInfo) bool {
 }
 
 // writesContent tells whether a request adds or changes content of a
-// cluster: everything but reads, deletions, and requests on the
-// LogicalCluster itself (its finalizer is removed when deletion is done).
+// cluster: everything but reads, deletions, requests on the LogicalCluster
+// itself (its finalizer is removed when deletion is done) and updates of
+// Workspaces (their finalizers are removed when their own logical clusters
+// are gone).
 func writesContent(info *request.RequestInfo) bool {
 	if !info.IsResourceRequest {
 		return info.Verb != "get" && info.Verb != "head"
@@ -124,7 +126,15 @@ func writesContent(info *request.RequestInfo) bool {
 	case "get", "list", "watch", "delete", "deletecollection":
 		return false
 	}
-	return !(info.APIGroup == "core.kcp.io" && info.Resource == "logicalclusters")
+	if info.APIGroup == "core.kcp.io" && info.Resource == "logicalclusters" {
+		return false
+	}
+	// Child workspaces are deleted before their parent's content: their
+	// finalizers and status are written until they are gone.
+	if info.APIGroup == "tenancy.kcp.io" && info.Resource == "workspaces" && (info.Verb == "update" || info.Verb == "patch") {
+		return false
+	}
+	return true
 }
 
 func isMaster(u user.Info) bool {

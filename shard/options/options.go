@@ -5,7 +5,10 @@ package options
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -42,20 +45,40 @@ type Options struct {
 	WatchCache bool
 
 	ShardName string
+	// ShardBaseURL is the address other shards and front-proxies use to
+	// reach this shard (Shard spec.baseURL); https://<external
+	// hostname>:<secure port> by default.
+	ShardBaseURL string
+	// ShardExternalURL is the address users reach the shard's workspaces
+	// under (Shard spec.externalURL); the base URL by default.
+	ShardExternalURL string
+	// ShardVirtualWorkspaceURL is the address of the shard's virtual
+	// workspaces (Shard spec.virtualWorkspaceURL); the base URL by default.
+	ShardVirtualWorkspaceURL string
+
+	// Home workspaces: root:users:<bucket>...:<user>, created on first use.
+	EnableHomeWorkspaces       bool
+	HomeCreatorGroups          []string
+	HomeWorkspacesBucketLevels int
+	HomeWorkspacesBucketSize   int
 }
 
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		RootDirectory:          ".tessera",
-		BindAddress:            "127.0.0.1",
-		SecurePort:             6443,
-		EmbeddedEtcdClientPort: 2379,
-		EmbeddedEtcdPeerPort:   2380,
-		EmbeddedEtcdLogLevel:   "error",
-		WatchCache:             true,
-		ShardName:              "root",
-		Authentication:         authentication.NewOptions(),
+		RootDirectory:              ".tessera",
+		BindAddress:                "127.0.0.1",
+		SecurePort:                 6443,
+		EmbeddedEtcdClientPort:     2379,
+		EmbeddedEtcdPeerPort:       2380,
+		EmbeddedEtcdLogLevel:       "error",
+		WatchCache:                 true,
+		ShardName:                  "root",
+		EnableHomeWorkspaces:       true,
+		HomeCreatorGroups:          []string{"system:authenticated"},
+		HomeWorkspacesBucketLevels: 2,
+		HomeWorkspacesBucketSize:   2,
+		Authentication:             authentication.NewOptions(),
 	}
 }
 
@@ -64,6 +87,15 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("shard")
 	fs.StringVar(&o.RootDirectory, "root-directory", o.RootDirectory, "Directory for the shard's data: certificates, kubeconfig and embedded etcd.")
 	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of this shard.")
+	fs.StringVar(&o.ShardBaseURL, "shard-base-url", o.ShardBaseURL, "Address other shards use to reach this shard (default: https://<external hostname>:<secure port>).")
+	fs.StringVar(&o.ShardExternalURL, "shard-external-url", o.ShardExternalURL, "Address in the URLs of workspaces on this shard, usually a front-proxy (default: the base URL).")
+	fs.StringVar(&o.ShardVirtualWorkspaceURL, "shard-virtual-workspace-url", o.ShardVirtualWorkspaceURL, "Address of this shard's virtual workspaces (default: the base URL).")
+
+	fs = fss.FlagSet("workspaces")
+	fs.BoolVar(&o.EnableHomeWorkspaces, "enable-home-workspaces", o.EnableHomeWorkspaces, "Create a home workspace root:users:<bucket>:...:<user> for a user on first access through ~.")
+	fs.StringSliceVar(&o.HomeCreatorGroups, "home-creator-groups", o.HomeCreatorGroups, "Groups whose members get a home workspace.")
+	fs.IntVar(&o.HomeWorkspacesBucketLevels, "home-workspaces-bucket-levels", o.HomeWorkspacesBucketLevels, "Number of bucket workspaces between root:users and a home workspace (1-5).")
+	fs.IntVar(&o.HomeWorkspacesBucketSize, "home-workspaces-bucket-size", o.HomeWorkspacesBucketSize, "Number of characters of a bucket name (1-4).")
 
 	fs = fss.FlagSet("secure serving")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve HTTPS on.")
@@ -116,6 +148,18 @@ func (o *Options) Complete() (CompletedOptions, error) {
 			c.ExternalHostname = "127.0.0.1"
 		}
 	}
+	if c.ShardBaseURL == "" {
+		c.ShardBaseURL = "https://" + net.JoinHostPort(c.ExternalHostname, strconv.Itoa(c.SecurePort))
+	}
+	c.ShardBaseURL = strings.TrimSuffix(c.ShardBaseURL, "/")
+	if c.ShardExternalURL == "" {
+		c.ShardExternalURL = c.ShardBaseURL
+	}
+	c.ShardExternalURL = strings.TrimSuffix(c.ShardExternalURL, "/")
+	if c.ShardVirtualWorkspaceURL == "" {
+		c.ShardVirtualWorkspaceURL = c.ShardBaseURL
+	}
+	c.ShardVirtualWorkspaceURL = strings.TrimSuffix(c.ShardVirtualWorkspaceURL, "/")
 	return CompletedOptions{&completedOptions{&c}}, nil
 }
 
@@ -134,6 +178,17 @@ func (o CompletedOptions) Validate() []error {
 				errs = append(errs, fmt.Errorf("%s %d is out of range", name, p))
 			}
 		}
+	}
+	for name, u := range map[string]string{"--shard-base-url": o.ShardBaseURL, "--shard-external-url": o.ShardExternalURL, "--shard-virtual-workspace-url": o.ShardVirtualWorkspaceURL} {
+		if parsed, err := url.Parse(u); err != nil || (parsed.Scheme != "https" && parsed.Scheme != "http") || parsed.Host == "" {
+			errs = append(errs, fmt.Errorf("%s %q is not an absolute http(s) URL", name, u))
+		}
+	}
+	if o.HomeWorkspacesBucketLevels < 1 || o.HomeWorkspacesBucketLevels > 5 {
+		errs = append(errs, fmt.Errorf("--home-workspaces-bucket-levels %d is out of range 1-5", o.HomeWorkspacesBucketLevels))
+	}
+	if o.HomeWorkspacesBucketSize < 1 || o.HomeWorkspacesBucketSize > 4 {
+		errs = append(errs, fmt.Errorf("--home-workspaces-bucket-size %d is out of range 1-4", o.HomeWorkspacesBucketSize))
 	}
 	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
 		errs = append(errs, fmt.Errorf("--etcd-certfile and --etcd-keyfile go together"))

@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 )
 
 // ClusterClientset hands out kubernetes clientsets per logical cluster.
@@ -72,4 +74,18 @@ func NewAPIExtensionsForConfigAndClient(cfg *rest.Config, httpClient *http.Clien
 	return NewCache(cfg, httpClient, func(c *rest.Config, h *http.Client) (apiextensionsclientset.Interface, error) {
 		return apiextensionsclientset.NewForConfigAndClient(c, h)
 	}, 0)
+}
+
+// KCPClusterClientset hands out clients of the kcp API groups (tenancy.kcp.io,
+// core.kcp.io) per logical cluster.
+type KCPClusterClientset = Cache[*kcpclient.Clientset]
+
+// NewKCPForConfig returns a KCPClusterClientset for the shard at cfg.Host,
+// with a new http.Client built from cfg.
+func NewKCPForConfig(cfg *rest.Config) (*KCPClusterClientset, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building http client for %s: %w", cfg.Host, err)
+	}
+	return NewCache(cfg, httpClient, kcpclient.NewForConfigAndClient, 0)
 }

@@ -11,6 +11,10 @@ const (
 	// logical cluster, it lets its subjects in.
 	WorkspaceAccessClusterRole = "system:kcp:workspace:access"
 
+	// UniversalWorkspaceTypeUseClusterRole grants verb use on the workspace
+	// type universal; it is bound to system:authenticated.
+	UniversalWorkspaceTypeUseClusterRole = "system:kcp:workspacetype:universal:use"
+
 	// AutoUpdateAnnotationKey set to "false" on a default object keeps
 	// Ensure from changing it.
 	AutoUpdateAnnotationKey = "rbac.authorization.kubernetes.io/autoupdate"
@@ -94,6 +98,14 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			},
 		},
 		{
+			// Every authenticated user may create universal workspaces
+			// wherever the parent's type allows them.
+			ObjectMeta: objectMeta(UniversalWorkspaceTypeUseClusterRole),
+			Rules: []rbacv1.PolicyRule{{
+				Verbs: []string{"use"}, APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{"universal"},
+			}},
+		},
+		{
 			ObjectMeta: objectMeta("system:public-info-viewer"),
 			Rules:      []rbacv1.PolicyRule{urlRule([]string{"get"}, "/healthz", "/livez", "/readyz", "/version", "/version/")},
 		},
@@ -107,6 +119,10 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		bindGroups("cluster-admin", "cluster-admin", user.SystemPrivilegedGroup),
 		bindGroups("system:discovery", "system:discovery", user.AllAuthenticated),
 		bindGroups("system:basic-user", "system:basic-user", user.AllAuthenticated),
+		// Admins of a workspace's content in its parent enter it before it
+		// is Ready with this per-request group.
+		bindGroups("system:kcp:clusterworkspace:admin", "cluster-admin", "system:kcp:clusterworkspace:admin"),
+		bindGroups(UniversalWorkspaceTypeUseClusterRole, UniversalWorkspaceTypeUseClusterRole, user.AllAuthenticated),
 		bindGroups("system:public-info-viewer", "system:public-info-viewer", user.AllAuthenticated, user.AllUnauthenticated),
 	}
 }

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
@@ -12,8 +14,12 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/shard/registry/builtin"
 	"github.com/tessera-dev/tessera/shard/registry/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/registry/shards"
+	"github.com/tessera-dev/tessera/shard/registry/tenancy/workspaces"
+	"github.com/tessera-dev/tessera/shard/registry/tenancy/workspacetypes"
 )
 
 // installAPIs installs the built-in APIs every logical cluster serves.
@@ -49,6 +55,25 @@ func (s *Server) installAPIs() error {
 	}
 	groups[corev1alpha1.SchemeGroupVersion.Group] = groupStorage{}
 	groups[corev1alpha1.SchemeGroupVersion.Group].add(corev1alpha1.SchemeGroupVersion, lc)
+	shardStorage, err := shards.NewStorage(s.Scheme, s.Storage)
+	if err != nil {
+		return errorf("shards", err)
+	}
+	groups[corev1alpha1.SchemeGroupVersion.Group].add(corev1alpha1.SchemeGroupVersion, shardStorage)
+
+	// tenancy.kcp.io is served in every logical cluster as a system API
+	// until APIExports move it behind APIBindings.
+	groups[tenancyv1alpha1.SchemeGroupVersion.Group] = groupStorage{}
+	for name, newStorage := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (map[string]rest.Storage, error){
+		"workspaces":     workspaces.NewStorage,
+		"workspacetypes": workspacetypes.NewStorage,
+	} {
+		st, err := newStorage(s.Scheme, s.Storage)
+		if err != nil {
+			return errorf(name, err)
+		}
+		groups[tenancyv1alpha1.SchemeGroupVersion.Group].add(tenancyv1alpha1.SchemeGroupVersion, st)
+	}
 
 	for g, storage := range s.reviewStorage() {
 		if groups[g.Group] == nil {

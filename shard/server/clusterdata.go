@@ -8,11 +8,15 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/controllers/logicalclusterdeletion"
 	"github.com/tessera-dev/tessera/shard/storage"
 )
 
@@ -26,6 +30,9 @@ func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.N
 	}
 	logger := klog.FromContext(ctx).WithValues("cluster", cluster)
 	root := strings.TrimSuffix(s.EtcdPrefix, "/")
+	if err := s.deleteChildWorkspaces(ctx, cluster); err != nil {
+		return err
+	}
 	crdPrefix := root + storage.ResourcePrefix(apiextensionsv1.Resource("customresourcedefinitions")) + "/" + string(cluster) + "/"
 	crds, err := s.etcdClient.Get(ctx, crdPrefix, clientv3.WithPrefix())
 	if err != nil {
@@ -79,6 +86,44 @@ func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.N
 	}
 	logger.V(2).Info("Deleted the data of a logical cluster", "keys", total, "prefixes", len(prefixes))
 	return nil
+}
+
+// childWorkspaceWait is how long a deleting logical cluster waits for its
+// child workspaces before it looks again (the deletion of a child also
+// wakes it).
+const childWorkspaceWait = 500 * time.Millisecond
+
+// deleteChildWorkspaces deletes the Workspaces of a deleting logical
+// cluster through the API, so that each one deletes its own logical cluster
+// (on whatever shard) before its finalizer lets it go. It returns a
+// WaitError while any is left: the range deletes of the cluster's content
+// must not remove a Workspace whose logical cluster still exists. It reads
+// etcd, not the informer, so that a Workspace created just before the
+// deletion started is not missed.
+func (s *Server) deleteChildWorkspaces(ctx context.Context, cluster logicalcluster.Name) error {
+	prefix := strings.TrimSuffix(s.EtcdPrefix, "/") + storage.ResourcePrefix(tenancyv1alpha1.Resource("workspaces")) + "/" + string(cluster) + "/"
+	resp, err := s.etcdClient.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return fmt.Errorf("listing the child workspaces of %s: %w", cluster, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil
+	}
+	client, err := s.kcpClients.For(cluster)
+	if err != nil {
+		return err
+	}
+	for _, kv := range resp.Kvs {
+		name := strings.TrimPrefix(string(kv.Key), prefix)
+		ws, err := s.Informers.Workspaces().Lister().Cluster(cluster).Get(name)
+		if err == nil && ws.DeletionTimestamp != nil {
+			continue
+		}
+		if err := client.Workspaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting child workspace %s of %s: %w", name, cluster, err)
+		}
+	}
+	return &logicalclusterdeletion.WaitError{After: childWorkspaceWait, Reason: fmt.Sprintf("%d child workspaces are being deleted", len(resp.Kvs))}
 }
 
 // maxDeletionPasses bounds the passes of DeleteClusterData; the caller

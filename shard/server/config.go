@@ -6,8 +6,10 @@ package server
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,11 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/component-base/compatibility"
 
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/openapi"
@@ -120,7 +124,11 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		return nil, fmt.Errorf("authentication: %w", err)
 	}
 	gc.Authentication.Authenticator = authn.Request
-	authz, err := authorization.NewForInformers(factory)
+	var authz *authorization.Authorizer
+	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
+	authz, err = authorization.NewForInformers(factory, func(c *authorization.Config) {
+		c.ContentAdmin = contentAdmin(lcs, func() authorizer.Authorizer { return authz })
+	})
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
 	}
@@ -136,6 +144,17 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.EnableIndex = false
 	gc.EnableProfiling = false
 	gc.MinRequestTimeout = 1800
+	// Watches through the in-process virtual workspaces are long-running,
+	// though not resource requests of the shard's own API.
+	longRunning := gc.LongRunningFunc
+	gc.LongRunningFunc = func(r *http.Request, ri *request.RequestInfo) bool {
+		if strings.HasPrefix(r.URL.Path, authorization.VirtualWorkspacePrefix) {
+			if w := r.URL.Query().Get("watch"); w == "true" || w == "1" {
+				return true
+			}
+		}
+		return longRunning(r, ri)
+	}
 
 	backend := storagebackend.NewDefaultConfig("/registry", nil)
 	backend.CompactionInterval = 5 * time.Minute

@@ -3,18 +3,28 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 
 	"k8s.io/klog/v2"
 
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/controllers/clusterroleaggregation"
 	crdctrl "github.com/tessera-dev/tessera/shard/controllers/crd"
 	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
 	"github.com/tessera-dev/tessera/shard/controllers/garbagecollector"
+	"github.com/tessera-dev/tessera/shard/controllers/initializers"
 	"github.com/tessera-dev/tessera/shard/controllers/logicalclusterdeletion"
 	namespacectrl "github.com/tessera-dev/tessera/shard/controllers/namespace"
 	serviceaccountctrl "github.com/tessera-dev/tessera/shard/controllers/serviceaccount"
 	"github.com/tessera-dev/tessera/shard/controllers/serviceaccounttokens"
+	workspacectrl "github.com/tessera-dev/tessera/shard/controllers/workspace"
+	"github.com/tessera-dev/tessera/shard/controllers/workspacetype"
 )
 
 // runner is a controller the shard runs until it stops.
@@ -67,7 +77,70 @@ func (s *Server) newControllers() error {
 		return fmt.Errorf("service account token controller: %w", err)
 	}
 	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd, cra, tokens)
+	return s.newWorkspaceControllers()
+}
+
+// newWorkspaceControllers builds the controllers of workspaces: scheduling
+// onto shards, WorkspaceType status, and the built-in initializers.
+func (s *Server) newWorkspaceControllers() error {
+	loopback := s.Generic.LoopbackClientConfig
+	o := s.Options
+	ws, err := workspacectrl.New(workspacectrl.Config{
+		Informers:   s.Informers,
+		ShardName:   o.ShardName,
+		ShardConfig: s.shardConfig,
+		Loopback:    loopback,
+		TypeLookup:  s.lookupWorkspaceType,
+	})
+	if err != nil {
+		return fmt.Errorf("workspace controller: %w", err)
+	}
+	wt, err := workspacetype.New(workspacetype.Config{Informers: s.Informers, Loopback: loopback})
+	if err != nil {
+		return fmt.Errorf("workspacetype controller: %w", err)
+	}
+	in, err := initializers.New(initializers.Config{Informers: s.Informers, Loopback: loopback, ExternalURL: o.ShardExternalURL})
+	if err != nil {
+		return fmt.Errorf("built-in initializers: %w", err)
+	}
+	s.controllers = append(s.controllers, ws, wt, in)
 	return nil
+}
+
+// shardConfig returns a config for a shard's base URL, with the admin
+// client certificate. Logical clusters are created on shards through it,
+// also on this one: the same HTTPS path as across shards.
+func (s *Server) shardConfig(shard *corev1alpha1.Shard) (*rest.Config, error) {
+	if shard.Spec.BaseURL == "" {
+		return nil, fmt.Errorf("shard %s has no baseURL", shard.Name)
+	}
+	return &rest.Config{
+		Host: shard.Spec.BaseURL,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAFile:   s.Certs.CA.CertFile,
+			CertFile: s.Certs.Admin.CertFile,
+			KeyFile:  s.Certs.Admin.KeyFile,
+		},
+		QPS:   200,
+		Burst: 400,
+	}, nil
+}
+
+// lookupWorkspaceType finds a WorkspaceType by the canonical path or name
+// of its logical cluster, on this shard.
+func (s *Server) lookupWorkspaceType(ref tenancyv1alpha1.WorkspaceTypeReference) (*tenancyv1alpha1.WorkspaceType, error) {
+	cluster := logicalcluster.Name(ref.Path)
+	if strings.Contains(ref.Path, ":") && !cluster.IsSystem() {
+		name, ok := s.resolvePath(logicalcluster.NewPath(ref.Path))
+		if !ok {
+			return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspacetypes"), ref.String())
+		}
+		cluster = name
+	}
+	if cluster == "" {
+		cluster = logicalcluster.Root
+	}
+	return s.Informers.WorkspaceTypes().Lister().Cluster(cluster).Get(string(ref.Name))
 }
 
 // runControllers starts every controller; each runs until ctx is done.

@@ -18,11 +18,13 @@ import (
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/admission/crdconversion"
 	"github.com/tessera-dev/tessera/shard/admission/namespacelifecycle"
 	"github.com/tessera-dev/tessera/shard/admission/rbacescalation"
+	"github.com/tessera-dev/tessera/shard/admission/workspace"
 	authzbootstrap "github.com/tessera-dev/tessera/shard/authorization/bootstrap"
 	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/discovery"
@@ -42,10 +44,13 @@ type Server struct {
 	Informers       *informers.SharedInformerFactory
 	logicalClusters informers.Informer[*unstructured.Unstructured]
 	crds            informers.Informer[*apiextensionsv1.CustomResourceDefinition]
+	kcpClients      *clusters.KCPClusterClientset
 	customResources *customresources.Handler
 	sharedEtcd      *customresources.SharedEtcd
 	discovery       *discovery.Handler
-	controllers     []runner
+	// virtual serves the in-process virtual workspaces under /services/.
+	virtual     http.Handler
+	controllers []runner
 	// onCRDChange are called with the cluster of any CRD that changed.
 	onCRDChange []func(logicalcluster.Name)
 }
@@ -92,6 +97,12 @@ func (s *Server) build(ctx context.Context) error {
 	gc.AddReadyzChecks(etcdCheck{etcdClient})
 	s.Informers = c.informers
 	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
+	if err := s.logicalClusters.Informer().AddIndexers(cache.Indexers{byPath: pathIndex}); err != nil {
+		return err
+	}
+	if s.kcpClients, err = clusters.NewKCPForConfig(gc.LoopbackClientConfig); err != nil {
+		return err
+	}
 
 	s.crds = s.Informers.CustomResourceDefinitions()
 	if err := s.crds.Informer().AddIndexers(cache.Indexers{byCRDName: crdNameIndex}); err != nil {
@@ -108,7 +119,11 @@ func (s *Server) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	gc.AdmissionControl = admission.NewChainHandler(lifecycle, crdconversion.New(), escalation)
+	wsAdmission := workspace.New(workspace.NewConfig(s.logicalClusters, s.Informers.WorkspaceTypes(), s.resolvePath, c.authz.Policy()))
+	if err := wsAdmission.ValidateInitialization(); err != nil {
+		return err
+	}
+	gc.AdmissionControl = admission.NewChainHandler(lifecycle, crdconversion.New(), escalation, wsAdmission)
 
 	shared, err := customresources.NewSharedEtcd(ctx, c.Storage.Backend.Transport)
 	if err != nil {
@@ -144,8 +159,10 @@ func (s *Server) build(ctx context.Context) error {
 		s.discovery = discovery.Wrap(apiHandler, discovery.Config{CRDs: s.crdsOf, Serializer: gcfg.Serializer})
 		h := filters.WithResourceVersionValidation(s.discovery, c.Codecs)
 		h = filters.WithClusterGuard(h, s.clusterState, c.Codecs)
+		h = s.withVirtualWorkspaces(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, gcfg)
-		return filters.WithCluster(h, c.Codecs)
+		h = filters.WithClusterResolver(h, c.Codecs, s.resolvePath)
+		return s.withHome(h)
 	}
 	generic, err := gc.Complete().New("tessera-shard", genericapiserver.NewEmptyDelegateWithCustomHandler(crHandler))
 	if err != nil {
@@ -182,6 +199,9 @@ func (s *Server) build(ctx context.Context) error {
 			return err
 		}
 		if err := authzbootstrap.Ensure(hc.Context, admin); err != nil {
+			return err
+		}
+		if err := s.bootstrapTenancy(hc.Context); err != nil {
 			return err
 		}
 		go s.announceReady(hc.Context, hc.LoopbackClientConfig)

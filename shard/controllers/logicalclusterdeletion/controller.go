@@ -86,6 +86,25 @@ func New(loopback *rest.Config, f *informers.SharedInformerFactory, deleteCluste
 	if err := c.Watch(lcs.Informer(), handler); err != nil {
 		return nil, err
 	}
+	// A deleting logical cluster waits for its child workspaces: the
+	// deletion of the last one is the moment to go on.
+	parentOf := func(obj metav1.Object) []reconciler.Key {
+		return []reconciler.Key{{Cluster: logicalcluster.From(obj), Name: corev1alpha1.LogicalClusterName}}
+	}
+	if err := c.Watch(f.Workspaces().Informer(), cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if m, ok := obj.(metav1.Object); ok {
+				for _, k := range parentOf(m) {
+					c.Enqueue(k)
+				}
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
 	return &Controller{controller: c}, nil
 }
 

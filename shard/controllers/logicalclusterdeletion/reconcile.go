@@ -2,6 +2,7 @@ package logicalclusterdeletion
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -31,6 +32,16 @@ const conflictRetryInterval = time.Second
 // again after any failure, and when it succeeds nothing of the cluster but
 // its LogicalCluster is left.
 type DeleteClusterDataFunc func(ctx context.Context, cluster logicalcluster.Name) error
+
+// WaitError is returned by a DeleteClusterDataFunc that cannot go on yet,
+// e.g. while child workspaces are still being deleted. The cluster is tried
+// again after After (or on an event); it is not a failure.
+type WaitError struct {
+	After  time.Duration
+	Reason string
+}
+
+func (e *WaitError) Error() string { return "waiting: " + e.Reason }
 
 // deleter reconciles deleted LogicalClusters. Its dependencies are plain
 // functions so that it can be tested without an API server.
@@ -66,6 +77,11 @@ func (d *deleter) reconcile(ctx context.Context, key reconciler.Key) (reconciler
 	}
 
 	if err := d.deleteClusterData(ctx, key.Cluster); err != nil {
+		var wait *WaitError
+		if errors.As(err, &wait) {
+			logger.V(2).Info("Waiting before deleting the content of the logical cluster", "reason", wait.Reason)
+			return reconciler.Result{RequeueAfter: wait.After}, nil
+		}
 		err = fmt.Errorf("deleting the content of logical cluster %s: %w", key.Cluster, err)
 		lc := cached.DeepCopy()
 		conditionsv1alpha1.MarkFalse(lc, corev1alpha1.WorkspaceContentDeleted, conditionsv1alpha1.DeletingReason, conditionsv1alpha1.ConditionSeverityInfo,

@@ -1,0 +1,165 @@
+package initializers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
+)
+
+const (
+	// ControllerName names the controller in logs, queue metrics and its
+	// user agent.
+	ControllerName = "builtin-initializers"
+	// DefaultWorkers is the number of logical clusters initialized in
+	// parallel unless Config.Workers says otherwise.
+	DefaultWorkers = 10
+)
+
+// logicalClustersResource is the resource of LogicalCluster objects.
+var logicalClustersResource = corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")
+
+// Config configures the built-in initializers of a shard.
+type Config struct {
+	// Informers is the shard's wildcard informer factory. New adds its
+	// unstructured LogicalClusters informer; start the factory after New.
+	Informers *informers.SharedInformerFactory
+	// Loopback is the admin config of this shard (a trailing
+	// /clusters/<name> is ignored).
+	Loopback *rest.Config
+	// ExternalURL is the shard's external URL (Shard spec.externalURL, or
+	// spec.baseURL), the base of the LogicalClusters' status.URL. Empty
+	// leaves status.URL alone.
+	ExternalURL string
+	// Workers is the number of logical clusters initialized in parallel;
+	// zero means DefaultWorkers.
+	Workers int
+}
+
+// Controller runs the built-in initializers of the logical clusters of a
+// shard.
+type Controller struct {
+	ctrl *reconciler.Controller
+}
+
+// New returns the controller for all logical clusters of the shard.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Informers == nil || cfg.Loopback == nil {
+		return nil, fmt.Errorf("%s controller: Informers and Loopback are required", ControllerName)
+	}
+	loopback := rest.CopyConfig(cfg.Loopback)
+	rest.AddUserAgent(loopback, ControllerName)
+	httpClient, err := rest.HTTPClientFor(loopback)
+	if err != nil {
+		return nil, fmt.Errorf("%s controller: building http client: %w", ControllerName, err)
+	}
+	kcp, err := clusters.NewCache(loopback, httpClient, func(c *rest.Config, h *http.Client) (*kcpclient.Clientset, error) {
+		return kcpclient.NewForConfigAndClient(c, h)
+	}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
+	}
+	kube, err := clusters.NewCache(loopback, httpClient, func(c *rest.Config, h *http.Client) (kubernetes.Interface, error) {
+		return kubernetes.NewForConfigAndClient(c, h)
+	}, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
+	}
+
+	lcs := cfg.Informers.ForResource(logicalClustersResource)
+	r := &initializer{
+		externalURL: cfg.ExternalURL,
+		getLogicalCluster: func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+			u, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
+			if err != nil {
+				return nil, err
+			}
+			return fromUnstructured(u)
+		},
+		readLogicalCluster: func(ctx context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+			c, err := kcp.For(cluster)
+			if err != nil {
+				return nil, err
+			}
+			return c.LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
+		},
+		updateStatus: func(ctx context.Context, cluster logicalcluster.Name, lc *corev1alpha1.LogicalCluster) error {
+			c, err := kcp.For(cluster)
+			if err != nil {
+				return err
+			}
+			_, err = c.LogicalClusters().UpdateStatus(ctx, lc, metav1.UpdateOptions{})
+			return err
+		},
+		createClusterRoleBinding: func(ctx context.Context, cluster logicalcluster.Name, crb *rbacv1.ClusterRoleBinding) error {
+			c, err := kube.For(cluster)
+			if err != nil {
+				return err
+			}
+			_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{})
+			return err
+		},
+		createNamespace: func(ctx context.Context, cluster logicalcluster.Name, ns *corev1.Namespace) error {
+			c, err := kube.For(cluster)
+			if err != nil {
+				return err
+			}
+			_, err = c.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+			return err
+		},
+	}
+
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	c := reconciler.New(ControllerName, reconciler.Func(r.reconcile), reconciler.Options{Workers: workers})
+	handler := cache.FilteringResourceEventHandler{
+		FilterFunc: func(obj any) bool {
+			u, ok := obj.(*unstructured.Unstructured)
+			if !ok || u.GetName() != corev1alpha1.LogicalClusterName {
+				return false
+			}
+			lc, err := fromUnstructured(u)
+			return err == nil && needsWork(lc, logicalcluster.From(u), cfg.ExternalURL)
+		},
+		Handler: reconciler.EnqueueMappedHandler(c, func(u *unstructured.Unstructured) []reconciler.Key {
+			return []reconciler.Key{{Cluster: logicalcluster.From(u)}}
+		}),
+	}
+	if err := c.Watch(lcs.Informer(), handler); err != nil {
+		return nil, err
+	}
+	return &Controller{ctrl: c}, nil
+}
+
+// Name returns ControllerName.
+func (c *Controller) Name() string { return c.ctrl.Name() }
+
+// Run initializes logical clusters until ctx is done.
+func (c *Controller) Run(ctx context.Context) error { return c.ctrl.Run(ctx) }
+
+// fromUnstructured converts a LogicalCluster from the unstructured
+// informer into a new typed object.
+func fromUnstructured(u *unstructured.Unstructured) (*corev1alpha1.LogicalCluster, error) {
+	lc := &corev1alpha1.LogicalCluster{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc); err != nil {
+		return nil, fmt.Errorf("decoding LogicalCluster: %w", err)
+	}
+	return lc, nil
+}

@@ -1,0 +1,356 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
+)
+
+const (
+	// ControllerName names the controller in logs, queue metrics and its
+	// user agent.
+	ControllerName = "workspace"
+	// DefaultWorkers is the number of Workspaces reconciled in parallel
+	// unless Config.Workers says otherwise. Most of a reconcile is waiting
+	// for another shard, so it is more than the shard's CPUs.
+	DefaultWorkers = 10
+
+	// remoteTimeout bounds every request to a shard, so that an
+	// unreachable shard holds a worker only that long.
+	remoteTimeout = 15 * time.Second
+	// maxRetryDelay caps the delay of retries after errors.
+	maxRetryDelay = time.Minute
+)
+
+// logicalClustersResource is the resource of LogicalCluster objects.
+var logicalClustersResource = corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")
+
+// Config configures the workspace controller of a shard.
+type Config struct {
+	// Informers is the shard's wildcard informer factory. New adds its
+	// Workspaces and its unstructured LogicalClusters informers (and its
+	// Shards informer unless Shards is set); start the factory after New.
+	Informers *informers.SharedInformerFactory
+	// Shards, if set, is where Shard objects are read from instead of
+	// Informers.Shards(), e.g. an informer of the cache server on shards
+	// that do not host root. Shards are those of the root logical cluster.
+	Shards *informers.Informer[*corev1alpha1.Shard]
+	// ShardName is the name of this shard. A scheduled Workspace without
+	// a core.kcp.io/shard annotation is assumed to live here.
+	ShardName string
+	// ShardConfig returns a config for the shard s: Host is its baseURL
+	// (without /clusters/...), with credentials of system:masters. Every
+	// LogicalCluster is created, read and deleted through it, over HTTPS,
+	// also on the local shard. It is called once per shard and baseURL.
+	ShardConfig func(s *corev1alpha1.Shard) (*rest.Config, error)
+	// Loopback is the admin config of this shard, used to write its
+	// Workspaces (a trailing /clusters/<name> is ignored).
+	Loopback *rest.Config
+	// TypeLookup resolves the WorkspaceType references of Workspaces and
+	// of the types they extend.
+	TypeLookup TypeLookup
+	// Workers is the number of Workspaces reconciled in parallel; zero
+	// means DefaultWorkers.
+	Workers int
+}
+
+// Controller schedules the Workspaces of a shard onto shards, follows
+// their logical clusters until they are Ready, and deletes them with their
+// Workspace.
+type Controller struct {
+	ctrl *reconciler.Controller
+}
+
+// New returns the workspace controller for all logical clusters of the
+// shard.
+func New(cfg Config) (*Controller, error) {
+	var missing []error
+	if cfg.Informers == nil {
+		missing = append(missing, errors.New("Informers is required"))
+	}
+	if cfg.ShardName == "" {
+		missing = append(missing, errors.New("ShardName is required"))
+	}
+	if cfg.ShardConfig == nil {
+		missing = append(missing, errors.New("ShardConfig is required"))
+	}
+	if cfg.Loopback == nil {
+		missing = append(missing, errors.New("Loopback is required"))
+	}
+	if cfg.TypeLookup == nil {
+		missing = append(missing, errors.New("TypeLookup is required"))
+	}
+	if err := errors.Join(missing...); err != nil {
+		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
+	}
+
+	loopback := rest.CopyConfig(cfg.Loopback)
+	rest.AddUserAgent(loopback, ControllerName)
+	httpClient, err := rest.HTTPClientFor(loopback)
+	if err != nil {
+		return nil, fmt.Errorf("%s controller: building http client: %w", ControllerName, err)
+	}
+	local, err := clusters.NewCache(loopback, httpClient, newKCPClient, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
+	}
+
+	workspaces := cfg.Informers.Workspaces()
+	lcs := cfg.Informers.ForResource(logicalClustersResource)
+	var shardInformer informers.Informer[*corev1alpha1.Shard]
+	if cfg.Shards != nil {
+		shardInformer = *cfg.Shards
+	} else {
+		shardInformer = cfg.Informers.Shards()
+	}
+
+	r := &workspaceReconciler{
+		localShard: cfg.ShardName,
+		getWorkspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+			return workspaces.Lister().Cluster(cluster).Get(name)
+		},
+		listShards: func() ([]*corev1alpha1.Shard, error) {
+			return shardInformer.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
+		},
+		getShard: func(name string) (*corev1alpha1.Shard, error) {
+			return shardInformer.Lister().Cluster(logicalcluster.Root).Get(name)
+		},
+		getLogicalCluster: func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+			u, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
+			if err != nil {
+				return nil, err
+			}
+			return fromUnstructured(u)
+		},
+		lookupType:      cfg.TypeLookup,
+		workspaces:      workspaceClients{clients: local},
+		logicalClusters: &shardClients{config: cfg.ShardConfig, shards: map[string]*shardClient{}},
+		newName:         newClusterName,
+		backoff:         newBackoff(initialBackoff, maxBackoff),
+	}
+
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	c := reconciler.New(ControllerName, reconciler.Func(r.reconcile), reconciler.Options{
+		Workers:     workers,
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconciler.Key](5*time.Millisecond, maxRetryDelay),
+	})
+	if err := c.Watch(workspaces.Informer(), c.EnqueueHandler()); err != nil {
+		return nil, err
+	}
+	// Local logical clusters wake their Workspace up at once; remote ones
+	// are polled with backoff.
+	if err := c.Watch(lcs.Informer(), reconciler.EnqueueMappedHandler(c, func(u *unstructured.Unstructured) []reconciler.Key {
+		key, uid, ok := ownerOf(u)
+		if !ok {
+			return nil
+		}
+		ws, err := workspaces.Lister().Cluster(key.Cluster).Get(key.Name)
+		if err != nil || ws.UID != uid {
+			return nil
+		}
+		return []reconciler.Key{key}
+	})); err != nil {
+		return nil, err
+	}
+	// A new or relabelled shard may make unschedulable Workspaces
+	// schedulable.
+	if err := c.Watch(shardInformer.Informer(), reconciler.EnqueueMappedHandler(c, func(*corev1alpha1.Shard) []reconciler.Key {
+		all, err := workspaces.Lister().List(labels.Everything())
+		if err != nil {
+			return nil
+		}
+		var keys []reconciler.Key
+		for _, ws := range all {
+			if ws.Spec.Cluster == "" && ws.DeletionTimestamp == nil {
+				keys = append(keys, reconciler.Key{Cluster: logicalcluster.From(ws), Name: ws.Name})
+			}
+		}
+		return keys
+	})); err != nil {
+		return nil, err
+	}
+	return &Controller{ctrl: c}, nil
+}
+
+// Name returns ControllerName.
+func (c *Controller) Name() string { return c.ctrl.Name() }
+
+// Run reconciles Workspaces until ctx is done.
+func (c *Controller) Run(ctx context.Context) error { return c.ctrl.Run(ctx) }
+
+// ownerOf returns the key and UID of the Workspace that owns the
+// LogicalCluster u, if a Workspace does.
+func ownerOf(u *unstructured.Unstructured) (reconciler.Key, types.UID, bool) {
+	if u.GetName() != corev1alpha1.LogicalClusterName {
+		return reconciler.Key{}, "", false
+	}
+	owner, found, err := unstructured.NestedMap(u.Object, "spec", "owner")
+	if !found || err != nil {
+		return reconciler.Key{}, "", false
+	}
+	str := func(k string) string { s, _ := owner[k].(string); return s }
+	gv, err := schema.ParseGroupVersion(str("apiVersion"))
+	if err != nil || gv.Group != tenancyv1alpha1.GroupName || str("resource") != workspacesKind || str("namespace") != "" {
+		return reconciler.Key{}, "", false
+	}
+	cluster, name := logicalcluster.Name(str("cluster")), str("name")
+	if !cluster.IsValid() || name == "" {
+		return reconciler.Key{}, "", false
+	}
+	return reconciler.Key{Cluster: cluster, Name: name}, types.UID(str("uid")), true
+}
+
+// fromUnstructured converts a LogicalCluster from the unstructured
+// informer into a new typed object.
+func fromUnstructured(u *unstructured.Unstructured) (*corev1alpha1.LogicalCluster, error) {
+	lc := &corev1alpha1.LogicalCluster{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc); err != nil {
+		return nil, fmt.Errorf("decoding LogicalCluster: %w", err)
+	}
+	return lc, nil
+}
+
+func newKCPClient(cfg *rest.Config, httpClient *http.Client) (*kcpclient.Clientset, error) {
+	return kcpclient.NewForConfigAndClient(cfg, httpClient)
+}
+
+// workspaceClients writes Workspaces of the local shard.
+type workspaceClients struct {
+	clients *clusters.Cache[*kcpclient.Clientset]
+}
+
+var _ workspaceClient = workspaceClients{}
+
+func (w workspaceClients) Get(ctx context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+	c, err := w.clients.For(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return c.Workspaces().Get(ctx, name, metav1.GetOptions{})
+}
+
+func (w workspaceClients) Update(ctx context.Context, cluster logicalcluster.Name, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error) {
+	c, err := w.clients.For(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return c.Workspaces().Update(ctx, ws, metav1.UpdateOptions{})
+}
+
+func (w workspaceClients) UpdateStatus(ctx context.Context, cluster logicalcluster.Name, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error) {
+	c, err := w.clients.For(cluster)
+	if err != nil {
+		return nil, err
+	}
+	return c.Workspaces().UpdateStatus(ctx, ws, metav1.UpdateOptions{})
+}
+
+func (w workspaceClients) Delete(ctx context.Context, cluster logicalcluster.Name, name string, uid types.UID) error {
+	c, err := w.clients.For(cluster)
+	if err != nil {
+		return err
+	}
+	return c.Workspaces().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+}
+
+// shardClients reaches LogicalClusters on every shard through its baseURL,
+// with one http.Client per shard shared by the clients of its logical
+// clusters.
+type shardClients struct {
+	config func(*corev1alpha1.Shard) (*rest.Config, error)
+
+	mu     sync.Mutex
+	shards map[string]*shardClient
+}
+
+// shardClient holds the clients of one shard at one baseURL.
+type shardClient struct {
+	baseURL    string
+	httpClient *http.Client
+	clients    *clusters.Cache[*kcpclient.Clientset]
+}
+
+var _ logicalClusterClient = &shardClients{}
+
+// forCluster returns a client for the logical cluster cluster on shard.
+// Clients are rebuilt when the shard's baseURL changes.
+func (s *shardClients) forCluster(shard *corev1alpha1.Shard, cluster logicalcluster.Name) (*kcpclient.Clientset, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc := s.shards[shard.Name]
+	if sc == nil || sc.baseURL != shard.Spec.BaseURL {
+		cfg, err := s.config(shard)
+		if err != nil {
+			return nil, fmt.Errorf("config for shard %s: %w", shard.Name, err)
+		}
+		cfg = rest.CopyConfig(cfg)
+		rest.AddUserAgent(cfg, ControllerName)
+		httpClient, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("http client for shard %s: %w", shard.Name, err)
+		}
+		cache, err := clusters.NewCache(cfg, httpClient, newKCPClient, 0)
+		if err != nil {
+			return nil, fmt.Errorf("clients for shard %s: %w", shard.Name, err)
+		}
+		if sc != nil {
+			sc.httpClient.CloseIdleConnections()
+		}
+		sc = &shardClient{baseURL: shard.Spec.BaseURL, httpClient: httpClient, clients: cache}
+		s.shards[shard.Name] = sc
+	}
+	return sc.clients.For(cluster)
+}
+
+func (s *shardClients) Create(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, lc *corev1alpha1.LogicalCluster) (*corev1alpha1.LogicalCluster, error) {
+	c, err := s.forCluster(shard, cluster)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	return c.LogicalClusters().Create(ctx, lc, metav1.CreateOptions{})
+}
+
+func (s *shardClients) Get(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+	c, err := s.forCluster(shard, cluster)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	return c.LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
+}
+
+func (s *shardClients) Delete(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, uid types.UID) error {
+	c, err := s.forCluster(shard, cluster)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	return c.LogicalClusters().Delete(ctx, corev1alpha1.LogicalClusterName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+}

@@ -1,0 +1,73 @@
+// Package workspace schedules the Workspaces of a shard onto shards,
+// follows their logical clusters until they are Ready, and deletes the
+// logical cluster of a deleted Workspace. One controller serves all logical
+// clusters of the shard through wildcard informers.
+//
+// # Scheduling
+//
+// A Workspace W in a parent logical cluster P with an empty spec.cluster
+// gets the finalizer core.kcp.io/logicalcluster and a choice: a random
+// logical cluster name (16 characters of [a-z0-9]) and the shard that name
+// maps to by rendezvous hashing among the Shards of root that match
+// spec.location.selector. The choice is stored in the annotations
+// internal.tenancy.kcp.io/cluster and core.kcp.io/shard in the same update,
+// before anything is created, so that a reconcile after a crash adopts what
+// an earlier one created. Then the LogicalCluster "cluster" of the new
+// logical cluster is created on the chosen shard, through the shard's
+// baseURL (Config.ShardConfig), also when it is this shard. Its annotations
+// carry the canonical path (P's kcp.io/path joined with W's name), the type
+// ("<path>:<name>"), the shard, W's owner annotation and P's required
+// groups; spec.owner points at W; spec.initializers are system:owner (if W
+// has an owner) and the initializers of W's type and of every type it
+// extends. If the name is taken by another owner, another name (and shard)
+// is tried; a LogicalCluster owned by W is adopted. Finally spec.cluster
+// and spec.URL (<shard externalURL>/clusters/<canonical path>) are set, and
+// the status mirrors the LogicalCluster with WorkspaceScheduled True. No
+// matching shard or a missing type sets WorkspaceScheduled False with
+// reason Unschedulable and retries after 10s (and on Shard events).
+//
+// # Following
+//
+// A scheduled Workspace mirrors status.phase, status.initializers and the
+// condition WorkspaceInitialized of its LogicalCluster, read with a GET from
+// its shard, into its status (the registry keeps the label
+// tenancy.kcp.io/phase in step). Until the LogicalCluster is Ready it is
+// read again with exponential backoff (100ms doubling to 10s, reset on
+// progress); no shard is watched. Events of the local LogicalCluster
+// informer enqueue the owning Workspace at once when it lives on this
+// shard, so the common local case is fast. Once Ready, a Workspace reads its
+// LogicalCluster again only when it lives on this shard and the informer
+// shows a change, so that a restart does not read every logical cluster
+// anew. An unreachable shard keeps the phase and sets WorkspaceScheduled
+// False with reason Unavailable. A LogicalCluster that
+// disappears takes its Workspace with it (see LogicalClusterSpec.Owner).
+//
+// # Deletion
+//
+// When W is deleted, its LogicalCluster (if it exists and is owned by W) is
+// deleted on its shard, which deletes the content of the logical cluster,
+// and W shows phase Deleting; the LogicalCluster is polled with backoff
+// (and local LogicalCluster events) until it is gone, and then the
+// finalizer is removed from W. A Workspace deleted before it was scheduled
+// only loses its finalizer; a LogicalCluster of another owner is never
+// deleted.
+//
+// # Wiring in the shard
+//
+// New must run before the informer factory starts: it adds the factory's
+// Workspaces informer, its unstructured informer of core.kcp.io/v1alpha1
+// logicalclusters and, unless Config.Shards is given, its Shards informer.
+// On a shard that does not host root, Shards must come from somewhere that
+// has root's Shard objects (the cache server). For example, in
+// shard/server/controllers.go:
+//
+//	ws, err := workspace.New(workspace.Config{
+//		Informers:   s.Informers,
+//		ShardName:   shardName,
+//		ShardConfig: func(sh *corev1alpha1.Shard) (*rest.Config, error) { ... Host: sh.Spec.BaseURL, system:masters credentials ... },
+//		Loopback:    s.Generic.LoopbackClientConfig,
+//		TypeLookup:  lookupWorkspaceType,
+//	})
+//
+// *Controller has Name and Run(ctx) error.
+package workspace

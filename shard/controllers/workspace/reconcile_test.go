@@ -1,0 +1,755 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2/ktesting"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
+)
+
+// fakeWorkspaces stores Workspaces like the registry does: updates keep
+// the status, status updates keep everything else, resourceVersions are
+// checked, and objects with finalizers are only marked deleted.
+type fakeWorkspaces struct {
+	mu    sync.Mutex
+	rv    int
+	objs  map[reconciler.Key]*tenancyv1alpha1.Workspace
+	stale map[reconciler.Key]*tenancyv1alpha1.Workspace // what the "informer" returns, if set
+	// conflicts is the number of writes to fail with a conflict first.
+	conflicts int
+	writes    int
+}
+
+func newFakeWorkspaces(wss ...*tenancyv1alpha1.Workspace) *fakeWorkspaces {
+	f := &fakeWorkspaces{objs: map[reconciler.Key]*tenancyv1alpha1.Workspace{}, stale: map[reconciler.Key]*tenancyv1alpha1.Workspace{}}
+	for _, ws := range wss {
+		f.rv++
+		ws = ws.DeepCopy()
+		ws.ResourceVersion = strconv.Itoa(f.rv)
+		f.objs[reconciler.Key{Cluster: logicalcluster.From(ws), Name: ws.Name}] = ws
+	}
+	return f
+}
+
+func (f *fakeWorkspaces) cached(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := reconciler.Key{Cluster: cluster, Name: name}
+	if ws, ok := f.stale[key]; ok {
+		return ws, nil
+	}
+	ws, ok := f.objs[key]
+	if !ok {
+		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), name)
+	}
+	return ws.DeepCopy(), nil
+}
+
+func (f *fakeWorkspaces) get(t *testing.T, cluster logicalcluster.Name, name string) *tenancyv1alpha1.Workspace {
+	t.Helper()
+	ws, err := f.Get(context.Background(), cluster, name)
+	if err != nil {
+		t.Fatalf("getting workspace: %v", err)
+	}
+	return ws
+}
+
+func (f *fakeWorkspaces) Get(_ context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ws, ok := f.objs[reconciler.Key{Cluster: cluster, Name: name}]
+	if !ok {
+		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), name)
+	}
+	return ws.DeepCopy(), nil
+}
+
+func (f *fakeWorkspaces) write(cluster logicalcluster.Name, ws *tenancyv1alpha1.Workspace, status bool) (*tenancyv1alpha1.Workspace, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := reconciler.Key{Cluster: cluster, Name: ws.Name}
+	old, ok := f.objs[key]
+	if !ok {
+		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), ws.Name)
+	}
+	if f.conflicts > 0 || ws.ResourceVersion != old.ResourceVersion {
+		if f.conflicts > 0 {
+			f.conflicts--
+			// Someone else wrote meanwhile.
+			f.rv++
+			old.ResourceVersion = strconv.Itoa(f.rv)
+		}
+		return nil, apierrors.NewConflict(tenancyv1alpha1.Resource("workspaces"), ws.Name, errors.New("the object has been modified"))
+	}
+	next := ws.DeepCopy()
+	if status {
+		next.ObjectMeta, next.Spec = *old.ObjectMeta.DeepCopy(), *old.Spec.DeepCopy()
+	} else {
+		next.Status = *old.Status.DeepCopy()
+	}
+	f.rv++
+	f.writes++
+	next.ResourceVersion = strconv.Itoa(f.rv)
+	delete(f.stale, key)
+	if next.DeletionTimestamp != nil && len(next.Finalizers) == 0 {
+		delete(f.objs, key)
+		return next.DeepCopy(), nil
+	}
+	f.objs[key] = next
+	return next.DeepCopy(), nil
+}
+
+func (f *fakeWorkspaces) Update(_ context.Context, cluster logicalcluster.Name, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error) {
+	return f.write(cluster, ws, false)
+}
+
+func (f *fakeWorkspaces) UpdateStatus(_ context.Context, cluster logicalcluster.Name, ws *tenancyv1alpha1.Workspace) (*tenancyv1alpha1.Workspace, error) {
+	return f.write(cluster, ws, true)
+}
+
+func (f *fakeWorkspaces) Delete(_ context.Context, cluster logicalcluster.Name, name string, uid types.UID) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := reconciler.Key{Cluster: cluster, Name: name}
+	ws, ok := f.objs[key]
+	if !ok {
+		return apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), name)
+	}
+	if ws.UID != uid {
+		return apierrors.NewConflict(tenancyv1alpha1.Resource("workspaces"), name, errors.New("UID precondition failed"))
+	}
+	if len(ws.Finalizers) == 0 {
+		delete(f.objs, key)
+		return nil
+	}
+	if ws.DeletionTimestamp == nil {
+		now := metav1.Now()
+		ws.DeletionTimestamp = &now
+		f.rv++
+		ws.ResourceVersion = strconv.Itoa(f.rv)
+	}
+	return nil
+}
+
+// fakeShards holds the LogicalClusters of every shard, like the
+// LogicalCluster registry: created in phase Initializing with the spec's
+// initializers (Ready without).
+type fakeShards struct {
+	mu   sync.Mutex
+	uid  int
+	lcs  map[string]map[logicalcluster.Name]*corev1alpha1.LogicalCluster
+	down map[string]bool
+	// keepDeleted keeps deleted LogicalClusters around with a
+	// deletionTimestamp, as their content deletion would.
+	keepDeleted bool
+	creates     int
+	gets        int
+}
+
+func newFakeShards() *fakeShards {
+	return &fakeShards{lcs: map[string]map[logicalcluster.Name]*corev1alpha1.LogicalCluster{}, down: map[string]bool{}}
+}
+
+var errConnectionRefused = errors.New("dial tcp: connection refused")
+
+func (f *fakeShards) put(shard string, cluster logicalcluster.Name, lc *corev1alpha1.LogicalCluster) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lcs[shard] == nil {
+		f.lcs[shard] = map[logicalcluster.Name]*corev1alpha1.LogicalCluster{}
+	}
+	f.uid++
+	lc = lc.DeepCopy()
+	lc.UID = types.UID(fmt.Sprintf("lc-uid-%d", f.uid))
+	lc.Annotations = withAnnotation(lc.Annotations, logicalcluster.AnnotationKey, cluster.String())
+	f.lcs[shard][cluster] = lc
+}
+
+func (f *fakeShards) lookup(shard string, cluster logicalcluster.Name) *corev1alpha1.LogicalCluster {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if lc, ok := f.lcs[shard][cluster]; ok {
+		return lc.DeepCopy()
+	}
+	return nil
+}
+
+func (f *fakeShards) setStatus(shard string, cluster logicalcluster.Name, phase corev1alpha1.LogicalClusterPhaseType, initializers ...corev1alpha1.LogicalClusterInitializer) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lc := f.lcs[shard][cluster]
+	lc.Status.Phase, lc.Status.Initializers = phase, initializers
+}
+
+func (f *fakeShards) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, lcs := range f.lcs {
+		n += len(lcs)
+	}
+	return n
+}
+
+func (f *fakeShards) Create(_ context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, lc *corev1alpha1.LogicalCluster) (*corev1alpha1.LogicalCluster, error) {
+	if f.isDown(shard.Name) {
+		return nil, errConnectionRefused
+	}
+	if f.lookup(shard.Name, cluster) != nil {
+		return nil, apierrors.NewAlreadyExists(corev1alpha1.Resource("logicalclusters"), lc.Name)
+	}
+	lc = lc.DeepCopy()
+	lc.Status.Initializers = lc.Spec.Initializers
+	lc.Status.Phase = corev1alpha1.LogicalClusterPhaseReady
+	if len(lc.Status.Initializers) > 0 {
+		lc.Status.Phase = corev1alpha1.LogicalClusterPhaseInitializing
+	}
+	f.put(shard.Name, cluster, lc)
+	f.mu.Lock()
+	f.creates++
+	f.mu.Unlock()
+	return f.lookup(shard.Name, cluster), nil
+}
+
+func (f *fakeShards) Get(_ context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+	if f.isDown(shard.Name) {
+		return nil, errConnectionRefused
+	}
+	f.mu.Lock()
+	f.gets++
+	f.mu.Unlock()
+	lc := f.lookup(shard.Name, cluster)
+	if lc == nil {
+		return nil, apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), corev1alpha1.LogicalClusterName)
+	}
+	return lc, nil
+}
+
+func (f *fakeShards) Delete(_ context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, uid types.UID) error {
+	if f.isDown(shard.Name) {
+		return errConnectionRefused
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lc, ok := f.lcs[shard.Name][cluster]
+	switch {
+	case !ok:
+		return apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), corev1alpha1.LogicalClusterName)
+	case lc.UID != uid:
+		return apierrors.NewConflict(corev1alpha1.Resource("logicalclusters"), lc.Name, errors.New("UID precondition failed"))
+	case f.keepDeleted:
+		now := metav1.Now()
+		lc.DeletionTimestamp = &now
+	default:
+		delete(f.lcs[shard.Name], cluster)
+	}
+	return nil
+}
+
+func (f *fakeShards) isDown(shard string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.down[shard]
+}
+
+func withAnnotation(m map[string]string, k, v string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	out[k] = v
+	return out
+}
+
+// env is a workspaceReconciler over fakes: shards root, s1 (region us) and
+// s2 (region eu); the parent logical cluster "parent" at root:org; the
+// types root:universal (initializer) and root:organization.
+type env struct {
+	r          *workspaceReconciler
+	workspaces *fakeWorkspaces
+	shards     *fakeShards
+	shardObjs  map[string]*corev1alpha1.Shard
+	names      []logicalcluster.Name
+	// informer: whether getLogicalCluster shows the LogicalClusters of
+	// the local shard (root) as well as the parent's.
+	informer bool
+}
+
+func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
+	e := &env{
+		workspaces: newFakeWorkspaces(wss...),
+		shards:     newFakeShards(),
+		shardObjs: map[string]*corev1alpha1.Shard{
+			"root": shard("root", map[string]string{"region": "eu"}),
+			"s1":   shard("s1", map[string]string{"region": "us"}),
+			"s2":   shard("s2", map[string]string{"region": "eu"}),
+		},
+	}
+	e.shardObjs["s1"].Spec.ExternalURL = "https://proxy.example.com"
+	parents := map[logicalcluster.Name]*corev1alpha1.LogicalCluster{
+		"parent": {ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{
+			logicalcluster.PathAnnotationKey: "root:org", corev1alpha1.RequiredGroupsAnnotationKey: "org-members",
+		}}},
+	}
+	e.r = &workspaceReconciler{
+		localShard:   "root",
+		getWorkspace: e.workspaces.cached,
+		listShards: func() ([]*corev1alpha1.Shard, error) {
+			var out []*corev1alpha1.Shard
+			for _, s := range e.shardObjs {
+				out = append(out, s)
+			}
+			return out, nil
+		},
+		getShard: func(name string) (*corev1alpha1.Shard, error) {
+			if s, ok := e.shardObjs[name]; ok {
+				return s, nil
+			}
+			return nil, apierrors.NewNotFound(corev1alpha1.Resource("shards"), name)
+		},
+		getLogicalCluster: func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+			if lc, ok := parents[cluster]; ok {
+				return lc, nil
+			}
+			if lc := e.shards.lookup("root", cluster); lc != nil && e.informer {
+				return lc, nil
+			}
+			return nil, apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), "cluster")
+		},
+		lookupType: typeLookup(
+			wtype("root", "universal", true),
+			wtype("root", "organization", false, ref("root", "universal")),
+		),
+		workspaces:      e.workspaces,
+		logicalClusters: e.shards,
+		newName: func() logicalcluster.Name {
+			if len(e.names) == 0 {
+				t.Fatalf("the test ran out of cluster names")
+			}
+			n := e.names[0]
+			e.names = e.names[1:]
+			return n
+		},
+		backoff: newBackoff(initialBackoff, maxBackoff),
+	}
+	return e
+}
+
+func (e *env) reconcile(t *testing.T, cluster logicalcluster.Name, name string) reconciler.Result {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	res, err := e.r.reconcile(ctx, reconciler.Key{Cluster: cluster, Name: name})
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	return res
+}
+
+func newWorkspace(cluster logicalcluster.Name, name string) *tenancyv1alpha1.Workspace {
+	return &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, UID: types.UID("uid-" + name),
+			Annotations: map[string]string{
+				logicalcluster.AnnotationKey:                            cluster.String(),
+				tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey: `{"username":"alice"}`,
+			},
+		},
+		Spec:   tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{Path: "root", Name: "organization"}},
+		Status: tenancyv1alpha1.WorkspaceStatus{Phase: corev1alpha1.LogicalClusterPhaseScheduling},
+	}
+}
+
+// nameOn returns a cluster name that rendezvous hashing maps to shard
+// among shards.
+func nameOn(t *testing.T, e *env, shard string, selector map[string]string) logicalcluster.Name {
+	t.Helper()
+	shards, _ := e.r.listShards()
+	var sel *metav1.LabelSelector
+	if selector != nil {
+		sel = &metav1.LabelSelector{MatchLabels: selector}
+	}
+	matching, _ := matchingShards(shards, sel)
+	for i := range 1000 {
+		n := logicalcluster.Name(fmt.Sprintf("c%s%d", shard, i))
+		if chooseShard(n, matching).Name == shard {
+			return n
+		}
+	}
+	t.Fatalf("no name maps to shard %s", shard)
+	return ""
+}
+
+func TestScheduleAndFollow(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "s1", nil)
+	e.names = []logicalcluster.Name{name}
+
+	res := e.reconcile(t, "parent", "team")
+	if res.RequeueAfter != initialBackoff {
+		t.Errorf("requeue after %v, want %v while initializing", res.RequeueAfter, initialBackoff)
+	}
+	ws := e.workspaces.get(t, "parent", "team")
+	if ws.Spec.Cluster != name.String() || ws.Spec.URL != "https://proxy.example.com/clusters/root:org:team" {
+		t.Errorf("spec = %+v", ws.Spec)
+	}
+	if ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] != "s1" || ws.Annotations[ClusterAnnotationKey] != name.String() {
+		t.Errorf("annotations = %v", ws.Annotations)
+	}
+	if !hasFinalizer(ws) {
+		t.Errorf("finalizers = %v", ws.Finalizers)
+	}
+	if ws.Status.Phase != corev1alpha1.LogicalClusterPhaseInitializing {
+		t.Errorf("phase = %q", ws.Status.Phase)
+	}
+	if !conditionsv1alpha1.IsTrue(ws, tenancyv1alpha1.WorkspaceScheduled) || !conditionsv1alpha1.IsFalse(ws, corev1alpha1.WorkspaceInitialized) {
+		t.Errorf("conditions = %+v", ws.Status.Conditions)
+	}
+	if fmt.Sprint(ws.Status.Initializers) != "[system:owner root:universal]" {
+		t.Errorf("status.initializers = %v", ws.Status.Initializers)
+	}
+	lc := e.shards.lookup("s1", name)
+	if lc == nil {
+		t.Fatalf("no LogicalCluster on s1")
+	}
+	if lc.Annotations["kcp.io/path"] != "root:org:team" || lc.Annotations["internal.tenancy.kcp.io/type"] != "root:organization" ||
+		lc.Annotations["authorization.kcp.io/required-groups"] != "org-members" || lc.Spec.Owner.Cluster != "parent" {
+		t.Errorf("LogicalCluster = %+v", lc.ObjectMeta)
+	}
+
+	// Still initializing: the next poll waits longer.
+	if res := e.reconcile(t, "parent", "team"); res.RequeueAfter != 2*initialBackoff {
+		t.Errorf("second poll after %v, want %v", res.RequeueAfter, 2*initialBackoff)
+	}
+	// One initializer done: progress resets the backoff.
+	e.shards.setStatus("s1", name, "Initializing", "root:universal")
+	if res := e.reconcile(t, "parent", "team"); res.RequeueAfter != initialBackoff {
+		t.Errorf("poll after progress after %v, want %v", res.RequeueAfter, initialBackoff)
+	}
+	// Ready: no more polling.
+	e.shards.setStatus("s1", name, "Ready")
+	if res := e.reconcile(t, "parent", "team"); res.RequeueAfter != 0 {
+		t.Errorf("requeued after %v once Ready", res.RequeueAfter)
+	}
+	ws = e.workspaces.get(t, "parent", "team")
+	if ws.Status.Phase != "Ready" || len(ws.Status.Initializers) != 0 ||
+		!conditionsv1alpha1.IsTrue(ws, corev1alpha1.WorkspaceInitialized) {
+		t.Errorf("status = %+v", ws.Status)
+	}
+	if e.r.backoff.len() != 0 {
+		t.Errorf("backoff state kept for a Ready workspace")
+	}
+	// Nothing to do: no write.
+	writes := e.workspaces.writes
+	e.reconcile(t, "parent", "team")
+	if e.workspaces.writes != writes {
+		t.Errorf("a reconcile of a Ready workspace wrote it")
+	}
+}
+
+func TestScheduleRespectsSelector(t *testing.T) {
+	ws := newWorkspace("parent", "team")
+	ws.Spec.Location = &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}
+	e := newEnv(t, ws)
+	e.names = []logicalcluster.Name{"abc", "def", "ghi"}
+	e.reconcile(t, "parent", "team")
+	got := e.workspaces.get(t, "parent", "team").Annotations[corev1alpha1.LogicalClusterShardAnnotationKey]
+	if got != "root" && got != "s2" {
+		t.Errorf("scheduled onto %q, want an eu shard", got)
+	}
+}
+
+func TestScheduleNoMatchingShard(t *testing.T) {
+	ws := newWorkspace("parent", "team")
+	ws.Spec.Location = &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "mars"}}}
+	e := newEnv(t, ws)
+	e.names = []logicalcluster.Name{"abc"}
+	res := e.reconcile(t, "parent", "team")
+	if res.RequeueAfter != unschedulableRetry {
+		t.Errorf("requeue after %v, want %v", res.RequeueAfter, unschedulableRetry)
+	}
+	got := e.workspaces.get(t, "parent", "team")
+	if conditionsv1alpha1.GetReason(got, tenancyv1alpha1.WorkspaceScheduled) != tenancyv1alpha1.WorkspaceReasonUnschedulable ||
+		got.Spec.Cluster != "" || got.Status.Phase != "Scheduling" || e.shards.count() != 0 {
+		t.Errorf("workspace = %+v, %d logical clusters", got, e.shards.count())
+	}
+}
+
+func TestScheduleMissingType(t *testing.T) {
+	ws := newWorkspace("parent", "team")
+	ws.Spec.Type = &tenancyv1alpha1.WorkspaceTypeReference{Path: "root", Name: "nope"}
+	e := newEnv(t, ws)
+	if res := e.reconcile(t, "parent", "team"); res.RequeueAfter != unschedulableRetry {
+		t.Errorf("requeue after %v", res.RequeueAfter)
+	}
+	if got := e.workspaces.get(t, "parent", "team"); !conditionsv1alpha1.IsFalse(got, tenancyv1alpha1.WorkspaceScheduled) || e.shards.count() != 0 {
+		t.Errorf("conditions = %+v", got.Status.Conditions)
+	}
+}
+
+func TestScheduleNameTakenByAnotherOwner(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	taken, free := nameOn(t, e, "s2", nil), nameOn(t, e, "s1", nil)
+	e.shards.put("s2", taken, &corev1alpha1.LogicalCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec:       corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Resource: "workspaces", Name: "other", UID: "other-uid"}},
+	})
+	e.names = []logicalcluster.Name{taken, free}
+	e.reconcile(t, "parent", "team")
+	ws := e.workspaces.get(t, "parent", "team")
+	if ws.Spec.Cluster != free.String() || ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] != "s1" {
+		t.Errorf("scheduled to %s on %s, want %s on s1", ws.Spec.Cluster, ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey], free)
+	}
+	if lc := e.shards.lookup("s2", taken); lc.Spec.Owner.UID != "other-uid" {
+		t.Errorf("the other owner's logical cluster was changed")
+	}
+}
+
+func TestScheduleAdoptsAfterCrash(t *testing.T) {
+	// A previous reconcile persisted its choice and created the
+	// LogicalCluster, then crashed before recording spec.cluster.
+	ws := newWorkspace("parent", "team")
+	ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
+	ws.Annotations[ClusterAnnotationKey] = "earlier"
+	ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
+	e := newEnv(t, ws)
+	e.shards.put("s2", "earlier", newLogicalCluster(ws, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
+	e.reconcile(t, "parent", "team")
+	got := e.workspaces.get(t, "parent", "team")
+	if got.Spec.Cluster != "earlier" || e.shards.count() != 1 {
+		t.Errorf("spec.cluster = %q with %d logical clusters, want the earlier one adopted", got.Spec.Cluster, e.shards.count())
+	}
+}
+
+func TestScheduleWithStaleCache(t *testing.T) {
+	// The store has the choice of an earlier reconcile; the cache does not
+	// show it yet. The conflict makes the reconcile see and keep it.
+	stored := newWorkspace("parent", "team")
+	stored.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
+	stored.Annotations[ClusterAnnotationKey] = "earlier"
+	stored.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
+	e := newEnv(t, stored)
+	old := newWorkspace("parent", "team")
+	old.ResourceVersion = "0"
+	e.workspaces.stale[reconciler.Key{Cluster: "parent", Name: "team"}] = old
+	e.shards.put("s2", "earlier", newLogicalCluster(stored, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
+	e.names = []logicalcluster.Name{nameOn(t, e, "s1", nil)}
+
+	e.reconcile(t, "parent", "team")
+	if got := e.workspaces.get(t, "parent", "team"); got.Spec.Cluster != "earlier" || e.shards.count() != 1 {
+		t.Errorf("spec.cluster = %q with %d logical clusters, want the persisted choice", got.Spec.Cluster, e.shards.count())
+	}
+}
+
+func TestScheduleRetriesConflicts(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	e.names = []logicalcluster.Name{nameOn(t, e, "root", nil)}
+	e.workspaces.conflicts = 3
+	e.reconcile(t, "parent", "team")
+	if got := e.workspaces.get(t, "parent", "team"); got.Spec.Cluster == "" || got.Status.Phase != "Initializing" {
+		t.Errorf("workspace not scheduled through conflicts: %+v", got)
+	}
+}
+
+func TestShardUnavailable(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "s1", nil)
+	e.names = []logicalcluster.Name{name}
+	e.shards.down["s1"] = true
+
+	// Creating fails: the choice is kept, the condition says why.
+	if res := e.reconcile(t, "parent", "team"); res.RequeueAfter != initialBackoff {
+		t.Errorf("requeue after %v", res.RequeueAfter)
+	}
+	ws := e.workspaces.get(t, "parent", "team")
+	if ws.Status.Phase != "Scheduling" || conditionsv1alpha1.GetReason(ws, tenancyv1alpha1.WorkspaceScheduled) != tenancyv1alpha1.WorkspaceReasonUnavailable {
+		t.Errorf("status = %+v", ws.Status)
+	}
+	if res := e.reconcile(t, "parent", "team"); res.RequeueAfter != 2*initialBackoff {
+		t.Errorf("second retry after %v", res.RequeueAfter)
+	}
+
+	// Back up: scheduled on the same name.
+	e.shards.down["s1"] = false
+	e.reconcile(t, "parent", "team")
+	ws = e.workspaces.get(t, "parent", "team")
+	if ws.Spec.Cluster != name.String() || !conditionsv1alpha1.IsTrue(ws, tenancyv1alpha1.WorkspaceScheduled) {
+		t.Errorf("after recovery: spec.cluster %q, conditions %+v", ws.Spec.Cluster, ws.Status.Conditions)
+	}
+
+	// Following while the shard is down keeps the phase.
+	e.shards.down["s1"] = true
+	e.reconcile(t, "parent", "team")
+	ws = e.workspaces.get(t, "parent", "team")
+	if ws.Status.Phase != "Initializing" || conditionsv1alpha1.GetReason(ws, tenancyv1alpha1.WorkspaceScheduled) != tenancyv1alpha1.WorkspaceReasonUnavailable {
+		t.Errorf("while down: %+v", ws.Status)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "s2", nil)
+	e.names = []logicalcluster.Name{name}
+	e.reconcile(t, "parent", "team")
+	e.shards.keepDeleted = true
+
+	ws := e.workspaces.get(t, "parent", "team")
+	if err := e.workspaces.Delete(context.Background(), "parent", "team", ws.UID); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.reconcile(t, "parent", "team"); res.RequeueAfter == 0 {
+		t.Errorf("not polling the deleted logical cluster")
+	}
+	lc := e.shards.lookup("s2", name)
+	if lc == nil || lc.DeletionTimestamp == nil {
+		t.Fatalf("LogicalCluster not deleted: %+v", lc)
+	}
+	if phase := e.workspaces.get(t, "parent", "team").Status.Phase; phase != "Deleting" {
+		t.Errorf("phase = %q while the logical cluster is deleted, want Deleting", phase)
+	}
+	// Content deletion still running: the workspace stays.
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); !hasFinalizer(ws) {
+		t.Fatalf("finalizer removed while the logical cluster exists")
+	}
+	// Gone: the workspace goes.
+	e.shards.mu.Lock()
+	delete(e.shards.lcs["s2"], name)
+	e.shards.mu.Unlock()
+	e.reconcile(t, "parent", "team")
+	if _, err := e.workspaces.Get(context.Background(), "parent", "team"); !apierrors.IsNotFound(err) {
+		t.Errorf("workspace still there: %v", err)
+	}
+	if e.r.backoff.len() != 0 {
+		t.Errorf("backoff state kept for a deleted workspace")
+	}
+}
+
+func TestDeleteUnscheduled(t *testing.T) {
+	ws := newWorkspace("parent", "team")
+	ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
+	now := metav1.NewTime(time.Now())
+	ws.DeletionTimestamp = &now
+	e := newEnv(t, ws)
+	e.reconcile(t, "parent", "team")
+	if _, err := e.workspaces.Get(context.Background(), "parent", "team"); !apierrors.IsNotFound(err) {
+		t.Errorf("unscheduled workspace kept: %v", err)
+	}
+}
+
+func TestDeleteChosenButNotRecorded(t *testing.T) {
+	// Deleted after the LogicalCluster was created but before spec.cluster
+	// was set: the LogicalCluster is deleted too.
+	ws := newWorkspace("parent", "team")
+	ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
+	ws.Annotations[ClusterAnnotationKey] = "earlier"
+	ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
+	now := metav1.NewTime(time.Now())
+	ws.DeletionTimestamp = &now
+	e := newEnv(t, ws)
+	e.shards.put("s2", "earlier", newLogicalCluster(ws, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
+	e.reconcile(t, "parent", "team")
+	if e.shards.count() != 0 {
+		t.Errorf("logical cluster not deleted")
+	}
+	e.reconcile(t, "parent", "team")
+	if _, err := e.workspaces.Get(context.Background(), "parent", "team"); !apierrors.IsNotFound(err) {
+		t.Errorf("workspace kept: %v", err)
+	}
+}
+
+func TestDeleteLeavesForeignLogicalCluster(t *testing.T) {
+	ws := newWorkspace("parent", "team")
+	ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
+	ws.Annotations[ClusterAnnotationKey] = "taken"
+	ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
+	now := metav1.NewTime(time.Now())
+	ws.DeletionTimestamp = &now
+	e := newEnv(t, ws)
+	e.shards.put("s2", "taken", &corev1alpha1.LogicalCluster{Spec: corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Resource: "workspaces", Name: "x", UID: "x"}}})
+	e.reconcile(t, "parent", "team")
+	if e.shards.count() != 1 {
+		t.Errorf("another owner's logical cluster was deleted")
+	}
+	if _, err := e.workspaces.Get(context.Background(), "parent", "team"); !apierrors.IsNotFound(err) {
+		t.Errorf("workspace kept: %v", err)
+	}
+}
+
+func TestLogicalClusterGoneDeletesWorkspace(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "root", nil)
+	e.names = []logicalcluster.Name{name}
+	e.reconcile(t, "parent", "team")
+	e.shards.mu.Lock()
+	delete(e.shards.lcs["root"], name)
+	e.shards.mu.Unlock()
+
+	e.reconcile(t, "parent", "team") // deletes the workspace
+	e.reconcile(t, "parent", "team") // releases it
+	if _, err := e.workspaces.Get(context.Background(), "parent", "team"); !apierrors.IsNotFound(err) {
+		t.Errorf("workspace kept after its logical cluster was deleted: %v", err)
+	}
+}
+
+func TestGoneWorkspace(t *testing.T) {
+	e := newEnv(t)
+	if res := e.reconcile(t, "parent", "nope"); res.RequeueAfter != 0 {
+		t.Errorf("requeued a missing workspace")
+	}
+}
+
+func TestReadyWorkspacesAreNotPolled(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		shard    string
+		informer bool
+		remove   bool
+		wantGets int
+	}{
+		{name: "remote", shard: "s1"},
+		{name: "local, Ready in the informer", shard: "root", informer: true},
+		{name: "local, not in the informer", shard: "root", wantGets: 1},
+		{name: "local, gone", shard: "root", informer: true, remove: true, wantGets: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, newWorkspace("parent", "team"))
+			name := nameOn(t, e, tc.shard, nil)
+			e.names = []logicalcluster.Name{name}
+			e.reconcile(t, "parent", "team")
+			e.shards.setStatus(tc.shard, name, "Ready")
+			e.reconcile(t, "parent", "team")
+			if ws := e.workspaces.get(t, "parent", "team"); ws.Status.Phase != "Ready" {
+				t.Fatalf("phase = %q", ws.Status.Phase)
+			}
+			e.informer = tc.informer
+			if tc.remove {
+				// The informer saw a deletion that the workspace has not.
+				lc := e.shards.lookup(tc.shard, name)
+				now := metav1.Now()
+				lc.DeletionTimestamp = &now
+				e.shards.mu.Lock()
+				e.shards.lcs[tc.shard][name] = lc
+				e.shards.mu.Unlock()
+			}
+			gets := e.shards.gets
+			e.reconcile(t, "parent", "team")
+			if got := e.shards.gets - gets; got != tc.wantGets {
+				t.Errorf("%d GETs of the logical cluster, want %d", got, tc.wantGets)
+			}
+		})
+	}
+}

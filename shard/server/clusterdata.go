@@ -67,13 +67,9 @@ func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.N
 	// while we delete: pass again until a pass finds nothing.
 	var total int64
 	for pass := 1; ; pass++ {
-		var deleted int64
-		for _, p := range prefixes {
-			resp, err := s.etcdClient.Delete(ctx, p, clientv3.WithPrefix())
-			if err != nil {
-				return fmt.Errorf("deleting %s: %w", p, err)
-			}
-			deleted += resp.Deleted
+		deleted, err := s.deletePrefixes(ctx, prefixes)
+		if err != nil {
+			return err
 		}
 		total += deleted
 		if deleted == 0 {
@@ -86,6 +82,33 @@ func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.N
 	}
 	logger.V(2).Info("Deleted the data of a logical cluster", "keys", total, "prefixes", len(prefixes))
 	return nil
+}
+
+// txnOps is the number of range deletes sent in one etcd transaction
+// (etcd refuses more than 128 operations per transaction by default).
+const txnOps = 100
+
+// deletePrefixes range-deletes every prefix, in as few etcd transactions
+// as the operation limit allows, in order, and returns how many keys went.
+func (s *Server) deletePrefixes(ctx context.Context, prefixes []string) (int64, error) {
+	var deleted int64
+	for start := 0; start < len(prefixes); start += txnOps {
+		chunk := prefixes[start:min(start+txnOps, len(prefixes))]
+		ops := make([]clientv3.Op, 0, len(chunk))
+		for _, p := range chunk {
+			ops = append(ops, clientv3.OpDelete(p, clientv3.WithPrefix()))
+		}
+		resp, err := s.etcdClient.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			return deleted, fmt.Errorf("deleting %d key ranges from %s: %w", len(chunk), chunk[0], err)
+		}
+		for _, r := range resp.Responses {
+			if d := r.GetResponseDeleteRange(); d != nil {
+				deleted += d.Deleted
+			}
+		}
+	}
+	return deleted, nil
 }
 
 // childWorkspaceWait is how long a deleting logical cluster waits for its

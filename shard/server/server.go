@@ -31,6 +31,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/etcd"
 	"github.com/tessera-dev/tessera/shard/filters"
 	"github.com/tessera-dev/tessera/shard/storage"
+	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
 )
 
 // Server is a shard, ready to run.
@@ -154,6 +155,19 @@ func (s *Server) build(ctx context.Context) error {
 	if _, err := s.crds.Informer().AddEventHandler(s.crdEvents()); err != nil {
 		return err
 	}
+
+	vw, err := initializingworkspaces.New(initializingworkspaces.Config{
+		Loopback:   gc.LoopbackClientConfig,
+		Authorizer: gc.Authorization.Authorizer,
+		LogicalCluster: func(n logicalcluster.Name) (*unstructured.Unstructured, error) {
+			return s.logicalClusters.Lister().Cluster(n).Get(corev1alpha1.LogicalClusterName)
+		},
+		MaxRequestBodyBytes: gc.MaxRequestBodyBytes,
+	})
+	if err != nil {
+		return err
+	}
+	s.virtual = vw
 
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, gcfg *genericapiserver.Config) http.Handler {
 		s.discovery = discovery.Wrap(apiHandler, discovery.Config{CRDs: s.crdsOf, Serializer: gcfg.Serializer})

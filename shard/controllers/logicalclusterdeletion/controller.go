@@ -23,7 +23,7 @@ import (
 const ControllerName = "logicalcluster-deletion"
 
 // workers is the number of logical clusters deleted in parallel.
-const workers = 2
+const workers = 8
 
 // logicalClusters is the resource of LogicalCluster objects.
 var logicalClusters = corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")

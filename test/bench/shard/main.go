@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,22 +36,37 @@ func main() {
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
 	samples := flag.Int("samples", 2000, "requests per latency figure")
 	workers := flag.Int("workers", 32, "parallel clients while filling the shard")
+	suites := flag.String("suites", "clusters,workspaces", "comma-separated parts to run: clusters, workspaces")
+	flatWS := flag.Int("workspaces", 1000, "workspaces created flat in root")
+	fanout := flag.Int("fanout", 10, "children per workspace in the workspace tree")
+	depth := flag.Int("depth", 3, "levels of the workspace tree")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
-	if err := run(ctx, *binary, *clustersN, *perCluster, *samples, *workers); err != nil {
+	abs, err := filepath.Abs(*binary)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+	fmt.Printf("Tessera shard benchmark on %d cores (%s/%s)\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	for _, suite := range strings.Split(*suites, ",") {
+		switch strings.TrimSpace(suite) {
+		case "workspaces":
+			err = workspaceBench(ctx, abs, *flatWS, *fanout, *depth, *workers)
+		case "clusters":
+			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)
+		default:
+			err = fmt.Errorf("unknown suite %q", suite)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+	}
 }
 
-func run(ctx context.Context, binary string, n, perCluster, samples, workers int) error {
-	abs, err := filepath.Abs(binary)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("Tessera shard benchmark on %d cores (%s/%s)\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+func run(ctx context.Context, abs string, n, perCluster, samples, workers int) error {
 
 	// 1. Memory and etcd bytes per empty logical cluster.
 	big, err := startShard(ctx, abs)

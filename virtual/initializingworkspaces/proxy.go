@@ -1,0 +1,241 @@
+package initializingworkspaces
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// maxResponseBytes bounds the responses the handler reads itself (not the
+// ones it streams through).
+const maxResponseBytes = 64 * 1024 * 1024
+
+// forward proxies req to the shard at the escaped path and raw query, as
+// the shard admin. Responses of unknown length (watches) are flushed as
+// they arrive.
+func (h *handler) forward(w http.ResponseWriter, req *http.Request, escapedPath, rawQuery string) {
+	u, err := url.Parse(h.base + escapedPath)
+	if err != nil {
+		h.writeError(w, req, apierrors.NewBadRequest(fmt.Sprintf("invalid path: %v", err)))
+		return
+	}
+	u.RawQuery = rawQuery
+	out := req.Clone(req.Context())
+	out.URL, out.Host, out.RequestURI = u, "", ""
+	if req.ContentLength == 0 {
+		out.Body = nil
+	}
+	removeHopHeaders(out.Header)
+	dropCredentials(out.Header)
+	resp, err := h.transport.RoundTrip(out)
+	if err != nil {
+		if req.Context().Err() != nil {
+			return // the client went away
+		}
+		klog.FromContext(req.Context()).Error(err, "Forwarding a request to the shard failed", "path", escapedPath)
+		h.writeError(w, req, apierrors.NewServiceUnavailable(fmt.Sprintf("the shard did not answer: %v", err)))
+		return
+	}
+	defer resp.Body.Close()
+	removeHopHeaders(resp.Header)
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	if resp.ContentLength >= 0 {
+		_, _ = io.Copy(w, resp.Body)
+		return
+	}
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+		if err != nil {
+			// EOF, or the client or the shard went away: the stream ends.
+			return
+		}
+	}
+}
+
+// hopHeaders are the hop-by-hop headers of RFC 9110 section 7.6.1, which a
+// proxy does not pass on.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func removeHopHeaders(hdr http.Header) {
+	for _, f := range hdr.Values("Connection") {
+		for _, k := range strings.Split(f, ",") {
+			if k = strings.TrimSpace(k); k != "" {
+				hdr.Del(k)
+			}
+		}
+	}
+	for _, k := range hopHeaders {
+		hdr.Del(k)
+	}
+}
+
+// dropCredentials removes whatever could make the shard take the request
+// for another user than the loopback's: the client's own credentials,
+// impersonation and front-proxy user headers.
+func dropCredentials(hdr http.Header) {
+	hdr.Del("Authorization")
+	hdr.Del("Cookie")
+	for k := range hdr {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "impersonate-") || strings.HasPrefix(lk, "x-remote-") {
+			hdr.Del(k)
+		}
+	}
+}
+
+// response is a response of the shard, read in full.
+type response struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+// do sends one request to the shard as the shard admin, with the headers
+// hdr, and reads the response.
+func (h *handler) do(ctx context.Context, method, escapedPath, rawQuery string, hdr http.Header, body []byte) (*response, error) {
+	u, err := url.Parse(h.base + escapedPath)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("shard URL: %w", err))
+	}
+	u.RawQuery = rawQuery
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	out, err := http.NewRequestWithContext(ctx, method, u.String(), r)
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("request to the shard: %w", err))
+	}
+	for k, vs := range hdr {
+		for _, v := range vs {
+			out.Header.Add(k, v)
+		}
+	}
+	dropCredentials(out.Header)
+	resp, err := h.client.Do(out)
+	if err != nil {
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the shard did not answer: %v", err))
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("reading the answer of the shard: %v", err))
+	}
+	return &response{code: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// write copies a response of the shard to the client.
+func (r *response) write(w http.ResponseWriter) {
+	for k, vs := range r.header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Length", "Transfer-Encoding", "Connection", "Content-Encoding":
+			continue
+		}
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.WriteHeader(r.code)
+	_, _ = w.Write(r.body)
+}
+
+// err returns the Status of an unsuccessful response as an error.
+func (r *response) err() error {
+	var st metav1.Status
+	if json.Unmarshal(r.body, &st) == nil && st.Kind == "Status" && st.Status == metav1.StatusFailure {
+		if st.Code == 0 {
+			st.Code = int32(r.code)
+		}
+		return &apierrors.StatusError{ErrStatus: st}
+	}
+	msg := strings.TrimSpace(string(r.body))
+	if len(msg) > 512 {
+		msg = msg[:512]
+	}
+	return apierrors.NewGenericServerResponse(r.code, "", logicalClustersGR, "", msg, 0, false)
+}
+
+// jsonHeader asks the shard for JSON.
+func jsonHeader(req *http.Request) http.Header {
+	hdr := http.Header{"Accept": {"application/json"}}
+	if ua := req.Header.Get("User-Agent"); ua != "" {
+		hdr.Set("User-Agent", ua)
+	}
+	return hdr
+}
+
+// getLogicalCluster reads the LogicalCluster of a logical cluster from the
+// shard and returns it decoded and as JSON.
+func (h *handler) getLogicalCluster(ctx context.Context, name logicalcluster.Name) (*corev1alpha1.LogicalCluster, []byte, error) {
+	resp, err := h.do(ctx, http.MethodGet, "/clusters/"+string(name)+resourcePath+"/"+corev1alpha1.LogicalClusterName, "",
+		http.Header{"Accept": {"application/json"}}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.code != http.StatusOK {
+		return nil, nil, resp.err()
+	}
+	lc := &corev1alpha1.LogicalCluster{}
+	if err := json.Unmarshal(resp.body, lc); err != nil {
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("decoding the LogicalCluster of %q: %w", name, err))
+	}
+	return lc, resp.body, nil
+}
+
+// pending tells whether the logical cluster exists on this shard and
+// waits for the initializer: from the cache when there is one, else (and
+// on a cache miss, since the cache may lag a fresh create) from the shard.
+func (h *handler) pending(ctx context.Context, name logicalcluster.Name, in corev1alpha1.LogicalClusterInitializer) (bool, error) {
+	if h.lookup != nil {
+		u, err := h.lookup(name)
+		switch {
+		case err == nil:
+			initializers, _, err := unstructured.NestedStringSlice(u.Object, "status", "initializers")
+			if err != nil {
+				return false, apierrors.NewInternalError(fmt.Errorf("reading the initializers of logical cluster %q: %w", name, err))
+			}
+			for _, x := range initializers {
+				if x == string(in) {
+					return true, nil
+				}
+			}
+			return false, nil
+		case !apierrors.IsNotFound(err):
+			return false, apierrors.NewInternalError(fmt.Errorf("reading the LogicalCluster of %q: %w", name, err))
+		}
+	}
+	lc, _, err := h.getLogicalCluster(ctx, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return corev1alpha1.HasInitializer(lc.Status.Initializers, in), nil
+}

@@ -96,7 +96,7 @@ func (a *Authorizer) decide(ctx context.Context, cluster logicalcluster.Cluster,
 	if IsPublic(attrs) {
 		return allow(stagePublic, "public path")
 	}
-	if IsVirtualWorkspace(attrs) {
+	if IsVirtualWorkspace(cluster, attrs) {
 		return allow(stageVirtual, "virtual workspaces authorize their requests themselves")
 	}
 	u := attrs.GetUser()

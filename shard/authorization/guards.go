@@ -34,10 +34,20 @@ func IsPublic(attrs authorizer.Attributes) bool {
 // shard serves in-process. They authorize each request themselves.
 const VirtualWorkspacePrefix = "/services/"
 
-// IsVirtualWorkspace tells whether a request goes to a virtual workspace.
-func IsVirtualWorkspace(attrs authorizer.Attributes) bool {
-	return !attrs.IsResourceRequest() && strings.HasPrefix(attrs.GetPath(), VirtualWorkspacePrefix)
+// kcpGroupPrefix prefixes the groups the system hands out per request
+// (workspace access and admin); nobody but system:masters impersonates them.
+const kcpGroupPrefix = "system:kcp:"
+
+// IsVirtualWorkspace tells whether a request goes to the in-process
+// initializing workspaces virtual workspace (only at the shard's base URL,
+// not under /clusters/<name>).
+func IsVirtualWorkspace(cluster logicalcluster.Cluster, attrs authorizer.Attributes) bool {
+	return !attrs.IsResourceRequest() && cluster.Name == logicalcluster.SystemAdmin && strings.HasPrefix(attrs.GetPath(), InitializingWorkspacesPrefix)
 }
+
+// InitializingWorkspacesPrefix is the path of the initializing workspaces
+// virtual workspace.
+const InitializingWorkspacesPrefix = VirtualWorkspacePrefix + "initializingworkspaces/"
 
 // guard refuses what no RBAC may grant to anyone but system:masters, and
 // tells whether it refused.
@@ -74,6 +84,9 @@ func impersonationGuard(attrs authorizer.Attributes) string {
 	case "groups":
 		if attrs.GetName() == user.SystemPrivilegedGroup {
 			return "impersonating the " + user.SystemPrivilegedGroup + " group is only allowed for " + user.SystemPrivilegedGroup
+		}
+		if strings.HasPrefix(attrs.GetName(), kcpGroupPrefix) || attrs.GetName() == "*" {
+			return fmt.Sprintf("impersonating the group %q is only allowed for %s", attrs.GetName(), user.SystemPrivilegedGroup)
 		}
 	case "userextras":
 		if sub := attrs.GetSubresource(); strings.HasPrefix(sub, kcpExtraPrefix) || sub == "*" {

@@ -3,6 +3,7 @@ package filters
 import (
 	"fmt"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,7 +60,7 @@ func WithClusterGuard(handler http.Handler, state StateFunc, codecs runtime.Nego
 			responsewriters.ErrorNegotiated(apierrors.NewServiceUnavailable(fmt.Sprintf("cannot tell whether logical cluster %q exists: %v", cluster.Name, err)), codecs, schemaless, w, req)
 			return
 		}
-		if st.Exists && st.Deleting && writesContent(info) {
+		if st.Exists && st.Deleting && writesContent(req, info) {
 			responsewriters.ErrorNegotiated(&apierrors.StatusError{ErrStatus: metav1.Status{
 				Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
 				Message: fmt.Sprintf("logical cluster %q is being deleted: nothing new can be written to it", cluster.Name),
@@ -116,9 +117,9 @@ func bringsClusterIntoBeing(req *http.Request, info *request.RequestInfo) bool {
 // writesContent tells whether a request adds or changes content of a
 // cluster: everything but reads, deletions, requests on the LogicalCluster
 // itself (its finalizer is removed when deletion is done) and updates of
-// Workspaces (their finalizers are removed when their own logical clusters
-// are gone).
-func writesContent(info *request.RequestInfo) bool {
+// Workspaces by shard admins (their finalizers are removed when their own
+// logical clusters are gone).
+func writesContent(req *http.Request, info *request.RequestInfo) bool {
 	if !info.IsResourceRequest {
 		return info.Verb != "get" && info.Verb != "head"
 	}
@@ -129,10 +130,13 @@ func writesContent(info *request.RequestInfo) bool {
 	if info.APIGroup == "core.kcp.io" && info.Resource == "logicalclusters" {
 		return false
 	}
-	// Child workspaces are deleted before their parent's content: their
-	// finalizers and status are written until they are gone.
+	// Child workspaces are deleted before their parent's content: the
+	// shard's controllers write their finalizers and status until they are
+	// gone. Nobody else changes them any more, and server-side apply (a
+	// patch that may create) is refused.
 	if info.APIGroup == "tenancy.kcp.io" && info.Resource == "workspaces" && (info.Verb == "update" || info.Verb == "patch") {
-		return false
+		u, ok := request.UserFrom(req.Context())
+		return !ok || !isMaster(u) || strings.HasPrefix(req.Header.Get("Content-Type"), "application/apply-patch")
 	}
 	return true
 }

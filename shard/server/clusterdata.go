@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,17 +137,29 @@ func (s *Server) deleteChildWorkspaces(ctx context.Context, cluster logicalclust
 	if err != nil {
 		return err
 	}
+	waiting := 0
 	for _, kv := range resp.Kvs {
 		name := strings.TrimPrefix(string(kv.Key), prefix)
 		ws, err := s.Informers.Workspaces().Lister().Cluster(cluster).Get(name)
 		if err == nil && ws.DeletionTimestamp != nil {
+			// Only a Workspace whose logical cluster still exists holds up
+			// its parent; one the system has released (or never
+			// scheduled) goes with the parent's range deletes, whatever
+			// other finalizers it carries.
+			if slices.Contains(ws.Finalizers, corev1alpha1.LogicalClusterFinalizer) {
+				waiting++
+			}
 			continue
 		}
+		waiting++
 		if err := client.Workspaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting child workspace %s of %s: %w", name, cluster, err)
 		}
 	}
-	return &logicalclusterdeletion.WaitError{After: childWorkspaceWait, Reason: fmt.Sprintf("%d child workspaces are being deleted", len(resp.Kvs))}
+	if waiting == 0 {
+		return nil
+	}
+	return &logicalclusterdeletion.WaitError{After: childWorkspaceWait, Reason: fmt.Sprintf("%d child workspaces are being deleted", waiting)}
 }
 
 // maxDeletionPasses bounds the passes of DeleteClusterData; the caller

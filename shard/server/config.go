@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,6 +32,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/certs"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/shard/storage"
+	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
 )
 
 // KubernetesVersion is the Kubernetes API version the shard serves.
@@ -148,12 +148,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// though not resource requests of the shard's own API.
 	longRunning := gc.LongRunningFunc
 	gc.LongRunningFunc = func(r *http.Request, ri *request.RequestInfo) bool {
-		if strings.HasPrefix(r.URL.Path, authorization.VirtualWorkspacePrefix) {
-			if w := r.URL.Query().Get("watch"); w == "true" || w == "1" {
-				return true
-			}
-		}
-		return longRunning(r, ri)
+		return initializingworkspaces.IsLongRunning(r) || longRunning(r, ri)
 	}
 
 	backend := storagebackend.NewDefaultConfig("/registry", nil)

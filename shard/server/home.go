@@ -112,6 +112,12 @@ func (s *Server) withHome(handler http.Handler) http.Handler {
 		fail := func(err error) {
 			responsewriters.ErrorNegotiated(err, s.Codecs, schema.GroupVersion{Version: "v1"}, w, req)
 		}
+		for h := range req.Header {
+			if strings.HasPrefix(strings.ToLower(h), "impersonate-") {
+				fail(apierrors.NewBadRequest("the home workspace ~ cannot be used with impersonation: use its full path"))
+				return
+			}
+		}
 		// Authenticators may strip credentials from the request they see:
 		// give them a copy, the chain authenticates the request again.
 		resp, ok, err := s.Generic.Authentication.Authenticator.AuthenticateRequest(req.Clone(req.Context()))

@@ -12,7 +12,9 @@ const byPath = "kcp.io/path"
 
 func pathIndex(obj any) ([]string, error) {
 	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	if !ok || u.GetDeletionTimestamp() != nil {
+		// A deleting logical cluster gives its path up: a new workspace of
+		// the same name may already use it.
 		return nil, nil
 	}
 	if p := u.GetAnnotations()[logicalcluster.PathAnnotationKey]; p != "" {

@@ -4,15 +4,18 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
 )
 
 // withVirtualWorkspaces sends requests under /services/initializingworkspaces/
-// to the in-process virtual workspace, after authentication; it authorizes
-// them itself (the shard's authorizer lets /services/ through).
+// at the shard's base URL to the in-process virtual workspace, after
+// authentication; it authorizes them itself (the shard's authorizer lets
+// them through).
 func (s *Server) withVirtualWorkspaces(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if s.virtual != nil && strings.HasPrefix(req.URL.Path, initializingworkspaces.PathPrefix) {
+		cluster, _ := logicalcluster.ClusterFrom(req.Context())
+		if s.virtual != nil && cluster.Name == logicalcluster.SystemAdmin && strings.HasPrefix(req.URL.Path, initializingworkspaces.PathPrefix) {
 			s.virtual.ServeHTTP(w, req)
 			return
 		}

@@ -180,8 +180,8 @@ func (o CompletedOptions) Validate() []error {
 		}
 	}
 	for name, u := range map[string]string{"--shard-base-url": o.ShardBaseURL, "--shard-external-url": o.ShardExternalURL, "--shard-virtual-workspace-url": o.ShardVirtualWorkspaceURL} {
-		if parsed, err := url.Parse(u); err != nil || (parsed.Scheme != "https" && parsed.Scheme != "http") || parsed.Host == "" {
-			errs = append(errs, fmt.Errorf("%s %q is not an absolute http(s) URL", name, u))
+		if parsed, err := url.Parse(u); err != nil || parsed.Scheme != "https" || parsed.Host == "" {
+			errs = append(errs, fmt.Errorf("%s %q is not an absolute https URL", name, u))
 		}
 	}
 	if o.HomeWorkspacesBucketLevels < 1 || o.HomeWorkspacesBucketLevels > 5 {

@@ -13,9 +13,21 @@
 // workspace no longer shows or serves it.
 //
 // Everything is forwarded to the shard itself over its loopback
-// configuration: lists and watches as one wildcard request with the
-// initializer's label added to the label selector, content requests as the
-// shard admin. Nothing is started per logical cluster or per initializer.
+// configuration. Lists and watches go as one wildcard request with the
+// initializer's label added to the label selector. Status writes go only
+// when all they change is the removal of the initializer from
+// status.initializers (and the phase Ready that follows from it).
+// Requests for the content of a logical cluster (resource requests under
+// /api and /apis other than of LogicalClusters, and reads of discovery,
+// /openapi and /version) impersonate the user
+// system:kcp:initializer:<initializer> in the groups
+// system:kcp:clusterworkspace:admin and system:authenticated, which the
+// shard lets into logical clusters that are not Ready and makes
+// cluster-admin there; its rules for everyone but system:masters hold. The
+// path sent to the shard is rebuilt from the checked segments of the
+// request's path: segments holding '/', '\', '%' or control characters,
+// escaped or not, and dot or empty segments are refused. Nothing is
+// started per logical cluster or per initializer.
 //
 // The handler expects authenticated requests (the user in the request
 // context) and authorizes them itself: the user must be allowed the verb

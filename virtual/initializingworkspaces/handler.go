@@ -279,28 +279,6 @@ func (h *handler) serveGet(w http.ResponseWriter, req *http.Request, t target, s
 	h.forward(w, req, p, req.URL.RawQuery)
 }
 
-// serveContent forwards any other request to the logical cluster, as the
-// shard admin, while the logical cluster waits for the initializer.
-func (h *handler) serveContent(w http.ResponseWriter, req *http.Request, t target) {
-	pending, err := h.pending(req.Context(), t.cluster.Name, t.initializer)
-	switch {
-	case err != nil:
-		h.writeError(w, req, err)
-		return
-	case !pending:
-		h.writeError(w, req, &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure,
-			Code:   http.StatusForbidden,
-			Reason: metav1.StatusReasonForbidden,
-			Message: fmt.Sprintf("initializer %q cannot access logical cluster %q: it does not wait for this initializer (any more)",
-				t.initializer, t.cluster.Name),
-			Details: &metav1.StatusDetails{Name: string(t.cluster.Name), Group: corev1alpha1.GroupName, Kind: logicalClustersResource},
-		}})
-		return
-	}
-	h.forward(w, req, t.clusterPath()+t.rest, req.URL.RawQuery)
-}
-
 // forwardList forwards a list or watch of LogicalClusters, limited by a
 // label selector to those that wait for the initializer.
 func (h *handler) forwardList(w http.ResponseWriter, req *http.Request, t target) {
@@ -315,7 +293,7 @@ func (h *handler) forwardList(w http.ResponseWriter, req *http.Request, t target
 		return
 	}
 	q.Set("labelSelector", sel)
-	h.forward(w, req, t.clusterPath()+t.rest, q.Encode())
+	h.forward(w, req, t.clusterPath()+t.restPath(), q.Encode())
 }
 
 // writeError writes err as a Kubernetes Status in the negotiated format.

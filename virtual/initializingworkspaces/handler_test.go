@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,6 +37,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/test/integration/framework"
@@ -379,6 +381,36 @@ func TestInitializingWorkspaces(t *testing.T) {
 		status(t, body)
 	})
 
+	t.Run("escaped separators do not reach the LogicalCluster", func(t *testing.T) {
+		before := e.adminGet(t, "init-a")
+		base := initializingworkspaces.URLFor(mine) + "/clusters/init-a/apis/core.kcp.io/v1alpha1/"
+		withURL := fmt.Sprintf(`{"apiVersion":"core.kcp.io/v1alpha1","kind":"LogicalCluster","metadata":{"name":"cluster","resourceVersion":%q},"status":{"URL":"https://evil","phase":"Ready"}}`, before.ResourceVersion)
+		for _, tc := range []struct {
+			method, path, contentType, body string
+			code                            int
+		}{
+			{http.MethodDelete, "logicalclusters%2Fcluster", "", "", http.StatusBadRequest},
+			{http.MethodDelete, "logicalclusters%2fcluster", "", "", http.StatusBadRequest},
+			{http.MethodPut, "logicalclusters%2Fcluster%2Fstatus", "application/json", withURL, http.StatusBadRequest},
+			{http.MethodPut, "logicalclusters%2Fcluster", "application/json", withURL, http.StatusBadRequest},
+			{http.MethodPatch, "logicalclusters%2Fcluster%2Fstatus", "application/merge-patch+json", `{"status":{"initializers":[]}}`, http.StatusBadRequest},
+			{http.MethodDelete, "logicalclusters%5Ccluster", "", "", http.StatusBadRequest},
+			{http.MethodDelete, "logicalclusters%252Fcluster", "", "", http.StatusBadRequest},
+			{http.MethodDelete, "namespaces/x/logicalclusters/cluster", "", "", http.StatusForbidden},
+			{http.MethodDelete, "watch/logicalclusters/cluster", "", "", http.StatusMethodNotAllowed},
+		} {
+			code, body := e.raw(t, tc.method, base+tc.path, "alice-token", tc.contentType, "", []byte(tc.body))
+			if code != tc.code {
+				t.Errorf("%s %s: %d, want %d: %s", tc.method, tc.path, code, tc.code, body)
+				continue
+			}
+			status(t, body)
+		}
+		after := e.adminGet(t, "init-a")
+		mustEqual(t, "resourceVersion of init-a", after.ResourceVersion, before.ResourceVersion)
+		mustEqual(t, "initializers of init-a", after.Status.Initializers, []corev1alpha1.LogicalClusterInitializer{mine, theirs})
+	})
+
 	t.Run("discovery and kubectl", func(t *testing.T) {
 		dc, err := discovery.NewDiscoveryClientForConfig(e.config("alice-token", mine, "*"))
 		if err != nil {
@@ -486,10 +518,66 @@ func TestInitializingWorkspaces(t *testing.T) {
 		}
 		mustEqual(t, "configmap data", cm.Data["by"], "alice")
 		// The client's impersonation headers do not reach the shard, which
-		// would otherwise impersonate that user as the shard admin.
+		// would otherwise take them for the proxy's own.
 		code, body := e.raw(t, http.MethodGet, initializingworkspaces.URLFor(mine)+"/clusters/init-b/api/v1/namespaces/seed/configmaps/seeded", "alice-token", "", "", nil, "Impersonate-User", "nobody")
 		mustEqual(t, "GET with an impersonation header", code, http.StatusOK)
 		mustEqual(t, "configmap name", strings.Contains(string(body), `"name":"seeded"`), true)
+		// The shard sees the initializer as an administrator of the
+		// workspace, not as one of its own admins.
+		review, err := kc.AuthenticationV1().SelfSubjectReviews().Create(t.Context(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("self subject review through the virtual workspace: %v", err)
+		}
+		mustEqual(t, "user on the shard", review.Status.UserInfo.Username, "system:kcp:initializer:root:mytype")
+		if groups := review.Status.UserInfo.Groups; !slices.Contains(groups, "system:kcp:clusterworkspace:admin") || slices.Contains(groups, user.SystemPrivilegedGroup) {
+			t.Errorf("groups on the shard: %q", groups)
+		}
+		// Only the API is served, and LogicalClusters only at their own
+		// endpoints.
+		for _, tc := range []struct {
+			method, path string
+			code         int
+		}{
+			{http.MethodGet, "/version", http.StatusOK},
+			{http.MethodGet, "/openapi/v2", http.StatusOK},
+			{http.MethodGet, "/apis/rbac.authorization.k8s.io/v1", http.StatusOK},
+			{http.MethodGet, "/healthz", http.StatusNotFound},
+			{http.MethodGet, "/metrics", http.StatusNotFound},
+			{http.MethodGet, "", http.StatusNotFound},
+			{http.MethodPost, "/apis", http.StatusMethodNotAllowed},
+			{http.MethodGet, "/apis/core.kcp.io/v1alpha1/namespaces/seed/logicalclusters", http.StatusForbidden},
+		} {
+			code, body := e.raw(t, tc.method, initializingworkspaces.URLFor(mine)+"/clusters/init-b"+tc.path, "alice-token", "", "application/json", nil)
+			if code != tc.code {
+				t.Errorf("%s %s: %d, want %d: %s", tc.method, tc.path, code, tc.code, body)
+			} else if code != http.StatusOK {
+				status(t, body)
+			}
+		}
+		// What only the shard's own admins may do stays refused: a
+		// Workspace placed on a logical cluster of the caller's choosing.
+		// (Workspaces need the type of their parent.)
+		typed := []byte(`{"metadata":{"annotations":{"` + corev1alpha1.LogicalClusterTypeAnnotationKey + `":"root:universal"}}}`)
+		if _, err := dyn(t, e.shard.Config("init-b")).Patch(t.Context(), corev1alpha1.LogicalClusterName, types.MergePatchType, typed, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		tenancy, err := dynamic.NewForConfig(e.config("alice-token", mine, "init-b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace",
+			"metadata": map[string]any{"name": "placed"},
+			"spec":     map[string]any{"cluster": "init-c"},
+		}}
+		// The admission reads the type from a cache, which may lag.
+		eventually(t, "a Workspace with spec.cluster to be Forbidden on spec.cluster", func(ctx context.Context) (bool, error) {
+			_, err := tenancy.Resource(tenancyv1alpha1.SchemeGroupVersion.WithResource("workspaces")).Create(ctx, ws, metav1.CreateOptions{})
+			if err == nil {
+				t.Fatal("a Workspace with spec.cluster was created through the virtual workspace")
+			}
+			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "spec.cluster can only be set by the system"), err
+		})
 		// Another initializer's workspace stays closed.
 		other, err := kubernetes.NewForConfig(e.config("alice-token", mine, "init-c"))
 		if err != nil {
@@ -514,6 +602,7 @@ func TestInitializingWorkspaces(t *testing.T) {
 
 	t.Run("an initializer cannot touch other initializers or the phase", func(t *testing.T) {
 		client := dyn(t, e.config("alice-token", mine, "init-d"))
+		before := e.adminGet(t, "init-d")
 		for _, tc := range []struct {
 			name  string
 			typ   types.PatchType
@@ -525,6 +614,10 @@ func TestInitializingWorkspaces(t *testing.T) {
 			{"add one", types.MergePatchType, `{"status":{"initializers":["root:mytype","root:othertype","root:third"]}}`, apierrors.IsForbidden},
 			{"replace itself", types.MergePatchType, `{"status":{"initializers":["root:othertype","root:third"]}}`, apierrors.IsForbidden},
 			{"set the phase", types.MergePatchType, `{"status":{"phase":"Unavailable"}}`, apierrors.IsForbidden},
+			{"set the URL", types.MergePatchType, `{"status":{"URL":"https://evil.example.com"}}`, apierrors.IsForbidden},
+			{"remove itself and set the URL", types.MergePatchType, `{"status":{"initializers":["root:othertype"],"URL":"https://evil.example.com"}}`, apierrors.IsForbidden},
+			{"add a condition", types.JSONPatchType, `[{"op":"add","path":"/status/conditions","value":[{"type":"Ready","status":"True","lastTransitionTime":"2024-01-01T00:00:00Z"}]}]`, apierrors.IsForbidden},
+			{"set a label", types.MergePatchType, `{"metadata":{"labels":{"x":"y"}},"status":{"initializers":["root:othertype"]}}`, apierrors.IsForbidden},
 			{"strategic merge patch", types.StrategicMergePatchType, `{"status":{"initializers":["root:othertype"]}}`, apierrors.IsUnsupportedMediaType},
 			{"stale resourceVersion", types.MergePatchType, `{"metadata":{"resourceVersion":"1"},"status":{"initializers":["root:othertype"]}}`, apierrors.IsConflict},
 			{"failing test operation", types.JSONPatchType, `[{"op":"test","path":"/status/phase","value":"Ready"}]`, apierrors.IsInvalid},
@@ -538,7 +631,22 @@ func TestInitializingWorkspaces(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, `initializer "root:mytype" may only remove itself`) || !strings.Contains(msg, "root:othertype") {
 			t.Errorf("unclear message: %s", msg)
 		}
-		mustEqual(t, "initializers of init-d", e.adminGet(t, "init-d").Status.Initializers, []corev1alpha1.LogicalClusterInitializer{mine, theirs})
+		_, err = client.Patch(t.Context(), corev1alpha1.LogicalClusterName, types.MergePatchType, []byte(`{"status":{"URL":"https://evil.example.com"}}`), metav1.PatchOptions{}, "status")
+		if msg := fmt.Sprint(err); !strings.Contains(msg, `initializer "root:mytype" may only remove itself from status.initializers, it cannot change status.URL`) {
+			t.Errorf("unclear message: %s", msg)
+		}
+		cfg := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster",
+			"metadata": map[string]any{"name": "cluster"},
+			"status":   map[string]any{"initializers": []any{"root:othertype"}, "URL": "https://evil.example.com"},
+		}}
+		if _, err := client.ApplyStatus(t.Context(), corev1alpha1.LogicalClusterName, cfg, metav1.ApplyOptions{FieldManager: "alice", Force: true}); !apierrors.IsForbidden(err) {
+			t.Errorf("apply setting the URL: %v, want Forbidden", err)
+		}
+		lc := e.adminGet(t, "init-d")
+		mustEqual(t, "initializers of init-d", lc.Status.Initializers, []corev1alpha1.LogicalClusterInitializer{mine, theirs})
+		mustEqual(t, "URL of init-d", lc.Status.URL, before.Status.URL)
+		mustEqual(t, "conditions of init-d", len(lc.Status.Conditions), 0)
 	})
 
 	t.Run("removing the last initializer makes the cluster Ready and ends access", func(t *testing.T) {

@@ -32,10 +32,9 @@ const systemPrefix = "system:"
 type target struct {
 	initializer corev1alpha1.LogicalClusterInitializer
 	cluster     logicalcluster.Cluster
-	// rest is the escaped path inside the logical cluster: empty or
-	// starting with "/".
-	rest string
-	// segments are the unescaped segments of rest.
+	// segments are the unescaped segments of the path inside the logical
+	// cluster. parsePath checked them: none is empty, "." or "..", or holds
+	// a '/', '\\', '%' or a control character.
 	segments []string
 }
 
@@ -46,6 +45,18 @@ func (t target) clusterPath() string {
 		return "/clusters/" + string(logicalcluster.Wildcard)
 	}
 	return "/clusters/" + string(t.cluster.Name)
+}
+
+// restPath returns the escaped path inside the logical cluster, built from
+// the checked segments only, so that the shard sees exactly the path the
+// handler decided on: empty, or starting with "/".
+func (t target) restPath() string {
+	var b strings.Builder
+	for _, s := range t.segments {
+		b.WriteByte('/')
+		b.WriteString(url.PathEscape(s))
+	}
+	return b.String()
 }
 
 // parsePath splits an escaped request path under PathPrefix into the
@@ -88,7 +99,6 @@ func parsePath(escaped string) (target, error) {
 	if !hasRest {
 		return t, nil
 	}
-	t.rest = "/" + rest
 	raw := strings.Split(rest, "/")
 	// A trailing slash leaves an empty last segment; /apis/ is /apis.
 	if raw[len(raw)-1] == "" {
@@ -99,25 +109,47 @@ func parsePath(escaped string) (target, error) {
 		if err != nil {
 			return target{}, apierrors.NewBadRequest(fmt.Sprintf("invalid path segment %q: %v", s, err))
 		}
-		// Dot and empty segments could lead out of the logical cluster
-		// on the shard; no client sends them.
-		if u == "" || u == "." || u == ".." {
-			return target{}, errPathNotFound()
+		if err := checkSegment(u); err != nil {
+			return target{}, err
 		}
 		t.segments = append(t.segments, u)
 	}
 	return t, nil
 }
 
-var typeNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+// checkSegment refuses an unescaped path segment that could address
+// something else on the shard than what the handler decided on. The shard
+// unescapes the path it is sent once: an escaped '/' would split a segment
+// there, and dot and empty segments could lead out of the logical cluster.
+// No Kubernetes name holds '/', '%' or a control character, and no client
+// sends dot or empty segments.
+func checkSegment(s string) error {
+	if s == "" || s == "." || s == ".." {
+		return errPathNotFound()
+	}
+	for _, r := range s {
+		if r == '/' || r == '\\' || r == '%' || r < 0x20 || r == 0x7f {
+			return apierrors.NewBadRequest(fmt.Sprintf("invalid path segment %q: it must not contain '/', '\\', '%%' or control characters, escaped or not", s))
+		}
+	}
+	return nil
+}
+
+var (
+	typeNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	// systemNameRE matches the names of built-in initializers after
+	// "system:"; they end up in the user name the content proxy
+	// impersonates.
+	systemNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.:]*[a-z0-9])?$`)
+)
 
 // validateInitializer accepts the initializer of a WorkspaceType,
 // "<logical cluster>:<type name>", and built-in ones, "system:<name>".
 func validateInitializer(in corev1alpha1.LogicalClusterInitializer) error {
 	s := string(in)
-	if strings.HasPrefix(s, systemPrefix) {
-		if len(s) == len(systemPrefix) || strings.ContainsAny(s, "/ ") {
-			return fmt.Errorf("invalid initializer %q: a system initializer is system:<name>", s)
+	if name, ok := strings.CutPrefix(s, systemPrefix); ok {
+		if len(name) > 253 || !systemNameRE.MatchString(name) {
+			return fmt.Errorf("invalid initializer %q: a system initializer is system:<name>, lower case alphanumeric characters, '-', '.' or ':'", s)
 		}
 		return nil
 	}

@@ -3,6 +3,7 @@ package initializingworkspaces
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -23,12 +24,12 @@ func TestParsePath(t *testing.T) {
 		{
 			path: "/services/initializingworkspaces/root:mytype/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters",
 			want: target{initializer: "root:mytype", cluster: logicalcluster.Cluster{Wildcard: true},
-				rest: "/apis/core.kcp.io/v1alpha1/logicalclusters", segments: []string{"apis", "core.kcp.io", "v1alpha1", "logicalclusters"}},
+				segments: []string{"apis", "core.kcp.io", "v1alpha1", "logicalclusters"}},
 		},
 		{
-			path: "/services/initializingworkspaces/root%3Aorg%3Amytype/clusters/abc/api/v1/namespaces/default/configmaps/a%2Fb",
+			path: "/services/initializingworkspaces/root%3Aorg%3Amytype/clusters/abc/api/v1/namespaces/default/configmaps/a%20b",
 			want: target{initializer: "root:org:mytype", cluster: logicalcluster.Cluster{Name: "abc"},
-				rest: "/api/v1/namespaces/default/configmaps/a%2Fb", segments: []string{"api", "v1", "namespaces", "default", "configmaps", "a/b"}},
+				segments: []string{"api", "v1", "namespaces", "default", "configmaps", "a b"}},
 		},
 		{
 			path: "/services/initializingworkspaces/system:owner/clusters/abc",
@@ -36,7 +37,12 @@ func TestParsePath(t *testing.T) {
 		},
 		{
 			path: "/services/initializingworkspaces/root:mytype/clusters/*/apis/",
-			want: target{initializer: "root:mytype", cluster: logicalcluster.Cluster{Wildcard: true}, rest: "/apis/", segments: []string{"apis"}},
+			want: target{initializer: "root:mytype", cluster: logicalcluster.Cluster{Wildcard: true}, segments: []string{"apis"}},
+		},
+		{
+			path: "/services/initializingworkspaces/root:mytype/clusters/abc/apis/core.kcp.io/v1alpha1/logicalcluster%73/cluster",
+			want: target{initializer: "root:mytype", cluster: logicalcluster.Cluster{Name: "abc"},
+				segments: []string{"apis", "core.kcp.io", "v1alpha1", "logicalclusters", "cluster"}},
 		},
 		{path: "/services/initializingworkspaces/", notFound: true},
 		{path: "/services/initializingworkspaces/root:mytype", notFound: true},
@@ -46,6 +52,22 @@ func TestParsePath(t *testing.T) {
 		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/../../other/api", notFound: true},
 		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/%2E%2E/x", notFound: true},
 		{path: "/services/initializingworkspaces/root:mytype/clusters/abc//clusters/other/api", notFound: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/./v1", notFound: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/%2E/v1", notFound: true},
+		// Escaped separators would split a segment on the shard, which
+		// unescapes the path once: what was checked would not be what is
+		// served.
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/apis/core.kcp.io/v1alpha1/logicalclusters%2Fcluster", bad: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/apis/core.kcp.io/v1alpha1/logicalclusters%2fcluster%2Fstatus", bad: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/v1/namespaces/default/configmaps/a%2Fb", bad: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/v1%2F..%2F..%2Fother/namespaces", bad: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/v1/namespaces/a%5Cb", bad: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/v1/namespaces/a\\b", bad: true},
+		// A '%' would be unescaped again by whatever unescapes twice.
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/v1/namespaces/a%252Fb", bad: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/v1/namespaces/a%0Ab", bad: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/v1/namespaces/a%00b", bad: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/abc/api/v1/namespaces/a%zzb", bad: true},
 		{path: "/services/apiexport/root/x/clusters/*/api", notFound: true},
 		{path: "/services/initializingworkspaces/mytype/clusters/*/api", bad: true},
 		{path: "/services/initializingworkspaces/Root:MyType/clusters/*/api", bad: true},
@@ -73,6 +95,38 @@ func TestParsePath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRestPath checks that the path sent to the shard is rebuilt from the
+// checked segments and means the same once the shard unescapes it.
+func TestRestPath(t *testing.T) {
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{"/apis/core.kcp.io/v1alpha1/logicalclusters", "/apis/core.kcp.io/v1alpha1/logicalclusters"},
+		{"/apis/core.kcp.io/v1alpha1/logicalcluster%73/", "/apis/core.kcp.io/v1alpha1/logicalclusters"},
+		{"/api/v1/namespaces/default/configmaps/a%20b", "/api/v1/namespaces/default/configmaps/a%20b"},
+		{"/api/v1/namespaces/default/configmaps/a:b@c+d", "/api/v1/namespaces/default/configmaps/a:b@c+d"},
+		{"/api/v1/namespaces/default/services/s/proxy/x%3Fy%3Bz", "/api/v1/namespaces/default/services/s/proxy/x%3Fy%3Bz"},
+		{"/api/v1/namespaces/default/configmaps/%E2%9C%93", "/api/v1/namespaces/default/configmaps/%E2%9C%93"},
+		{"", ""},
+	} {
+		got, err := parsePath(PathPrefix + "root:t/clusters/abc" + tc.path)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if got.restPath() != tc.want {
+			t.Errorf("%s: rebuilt as %s, want %s", tc.path, got.restPath(), tc.want)
+		}
+		// The shard unescapes the path once and splits it at '/'.
+		u, err := url.Parse("https://shard" + got.clusterPath() + got.restPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "/clusters/abc/" + strings.Join(got.segments, "/"); strings.TrimSuffix(u.Path, "/") != strings.TrimSuffix(want, "/") {
+			t.Errorf("%s: the shard reads %s, want %s", tc.path, u.Path, want)
+		}
 	}
 }
 
@@ -151,6 +205,11 @@ func TestValidateInitializer(t *testing.T) {
 		"root:-x":           false,
 		"system:":           false,
 		"system:a/b":        false,
+		"system:a b":        false,
+		"system:Owner":      false,
+		"system:a\n":        false,
+		"system:a%2F":       false,
+		"system:kcp.io:x-1": true,
 		"root::x":           false,
 		"root:" + corev1alpha1.LogicalClusterInitializer(strings.Repeat("a", 64)): false,
 	} {

@@ -24,9 +24,16 @@ import (
 const maxResponseBytes = 64 * 1024 * 1024
 
 // forward proxies req to the shard at the escaped path and raw query, as
-// the shard admin. Responses of unknown length (watches) are flushed as
-// they arrive.
+// the shard admin.
 func (h *handler) forward(w http.ResponseWriter, req *http.Request, escapedPath, rawQuery string) {
+	h.proxy(w, req, h.transport, escapedPath, rawQuery)
+}
+
+// proxy sends req to the shard at the escaped path and raw query through
+// rt, without the client's credentials and impersonation headers, and
+// copies the response back. Responses of unknown length (watches) are
+// flushed as they arrive.
+func (h *handler) proxy(w http.ResponseWriter, req *http.Request, rt http.RoundTripper, escapedPath, rawQuery string) {
 	u, err := url.Parse(h.base + escapedPath)
 	if err != nil {
 		h.writeError(w, req, apierrors.NewBadRequest(fmt.Sprintf("invalid path: %v", err)))
@@ -40,7 +47,7 @@ func (h *handler) forward(w http.ResponseWriter, req *http.Request, escapedPath,
 	}
 	removeHopHeaders(out.Header)
 	dropCredentials(out.Header)
-	resp, err := h.transport.RoundTrip(out)
+	resp, err := rt.RoundTrip(out)
 	if err != nil {
 		if req.Context().Err() != nil {
 			return // the client went away
@@ -96,8 +103,8 @@ func removeHopHeaders(hdr http.Header) {
 }
 
 // dropCredentials removes whatever could make the shard take the request
-// for another user than the loopback's: the client's own credentials,
-// impersonation and front-proxy user headers.
+// for another user than the loopback's or the one the handler impersonates:
+// the client's own credentials, impersonation and front-proxy user headers.
 func dropCredentials(hdr http.Header) {
 	hdr.Del("Authorization")
 	hdr.Del("Cookie")

@@ -10,8 +10,11 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -154,6 +157,16 @@ func (h *handler) computed(compute func(cur []byte) ([]byte, error)) writer {
 		if err := json.Unmarshal(newJSON, updated); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the new LogicalCluster cannot be decoded: %v", err))
 		}
+		// A stale object fails as the shard would fail it, not with what
+		// it seems to change.
+		if updated.ResourceVersion != "" && updated.ResourceVersion != cur.ResourceVersion {
+			return nil, apierrors.NewConflict(logicalClustersGR, corev1alpha1.LogicalClusterName,
+				errors.New("the object has been modified; please apply your changes to the latest version and try again"))
+		}
+		// Without managed fields the shard keeps the live ones.
+		if len(updated.ManagedFields) > 0 && !apiequality.Semantic.DeepEqual(updated.ManagedFields, cur.ManagedFields) {
+			return nil, forbidden(fmt.Sprintf("initializer %q may only remove itself from status.initializers, it cannot change metadata.managedFields", t.initializer))
+		}
 		if err := checkStatusChange(t.initializer, cur, updated); err != nil {
 			return nil, err
 		}
@@ -253,10 +266,14 @@ func statusPath(t target) string {
 	return t.clusterPath() + resourcePath + "/" + corev1alpha1.LogicalClusterName + "/status"
 }
 
-// checkStatusChange refuses a new LogicalCluster whose status does more
-// than remove the initializer in from status.initializers: adding an
-// initializer, removing another one or changing the phase, except to Ready
-// with the last initializer gone (which the shard does anyway).
+// checkStatusChange refuses a new LogicalCluster that does more than
+// remove the initializer in from status.initializers: adding an
+// initializer, removing another one, reordering them, changing the phase
+// (except to Ready with the last initializer gone, which the shard does
+// anyway), or any other field of the status, metadata or spec. The
+// resourceVersion (a precondition), the managed fields and the label that
+// marks the logical cluster as waiting for in (both maintained by the
+// shard) are not compared.
 func checkStatusChange(in corev1alpha1.LogicalClusterInitializer, cur, updated *corev1alpha1.LogicalCluster) error {
 	had := sets.New(cur.Status.Initializers...)
 	has := sets.New(updated.Status.Initializers...)
@@ -266,13 +283,66 @@ func checkStatusChange(in corev1alpha1.LogicalClusterInitializer, cur, updated *
 	if removed := sets.List(had.Difference(has).Delete(in)); len(removed) > 0 {
 		return forbidden(fmt.Sprintf("initializer %q may only remove itself from status.initializers, it cannot remove %q", in, removed))
 	}
+	without := slices.DeleteFunc(slices.Clone(cur.Status.Initializers), func(x corev1alpha1.LogicalClusterInitializer) bool { return x == in })
+	if !slices.Equal(updated.Status.Initializers, cur.Status.Initializers) && !slices.Equal(updated.Status.Initializers, without) {
+		return forbidden(fmt.Sprintf("initializer %q may only remove itself from status.initializers, it cannot reorder or repeat them: %q would become %q",
+			in, cur.Status.Initializers, updated.Status.Initializers))
+	}
 	becomesReady := cur.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
 		updated.Status.Phase == corev1alpha1.LogicalClusterPhaseReady && len(updated.Status.Initializers) == 0
 	if updated.Status.Phase != cur.Status.Phase && !becomesReady {
 		return forbidden(fmt.Sprintf("initializer %q cannot change status.phase from %q to %q: the logical cluster becomes Ready when its last initializer is removed",
 			in, cur.Status.Phase, updated.Status.Phase))
 	}
+	if changed := otherChanges(in, cur, updated); len(changed) > 0 {
+		return forbidden(fmt.Sprintf("initializer %q may only remove itself from status.initializers, it cannot change %s",
+			in, strings.Join(changed, ", ")))
+	}
 	return nil
+}
+
+// otherChanges names the fields that differ between cur and updated other
+// than status.initializers and status.phase, the resourceVersion, the
+// managed fields and the label of in.
+func otherChanges(in corev1alpha1.LogicalClusterInitializer, cur, updated *corev1alpha1.LogicalCluster) []string {
+	a, b := forComparison(in, cur), forComparison(in, updated)
+	b.Status.Initializers, b.Status.Phase = a.Status.Initializers, a.Status.Phase
+	var changed []string
+	for _, f := range []struct {
+		name string
+		x, y any
+	}{
+		{"status.URL", a.Status.URL, b.Status.URL},
+		{"status.conditions", a.Status.Conditions, b.Status.Conditions},
+		{"status", a.Status, b.Status},
+		{"metadata.labels", a.Labels, b.Labels},
+		{"metadata.annotations", a.Annotations, b.Annotations},
+		{"metadata.finalizers", a.Finalizers, b.Finalizers},
+		{"metadata.ownerReferences", a.OwnerReferences, b.OwnerReferences},
+		{"metadata", a.ObjectMeta, b.ObjectMeta},
+		{"spec", a.Spec, b.Spec},
+	} {
+		if apiequality.Semantic.DeepEqual(f.x, f.y) {
+			continue
+		}
+		// The whole status or metadata differs only if none of the fields
+		// named before does.
+		if (f.name == "status" || f.name == "metadata") && slices.ContainsFunc(changed, func(c string) bool { return strings.HasPrefix(c, f.name+".") }) {
+			continue
+		}
+		changed = append(changed, f.name)
+	}
+	return changed
+}
+
+// forComparison returns a copy of lc without what checkStatusChange does not
+// compare.
+func forComparison(in corev1alpha1.LogicalClusterInitializer, lc *corev1alpha1.LogicalCluster) *corev1alpha1.LogicalCluster {
+	c := lc.DeepCopy()
+	c.TypeMeta = metav1.TypeMeta{}
+	c.ResourceVersion, c.ManagedFields = "", nil
+	delete(c.Labels, corev1alpha1.InitializerLabelKey(in))
+	return c
 }
 
 func forbidden(msg string) error {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -17,11 +18,17 @@ import (
 	"k8s.io/client-go/rest"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
 func lc(phase corev1alpha1.LogicalClusterPhaseType, initializers ...corev1alpha1.LogicalClusterInitializer) *corev1alpha1.LogicalCluster {
 	return &corev1alpha1.LogicalCluster{Status: corev1alpha1.LogicalClusterStatus{Phase: phase, Initializers: initializers}}
+}
+
+func with(l *corev1alpha1.LogicalCluster, f func(*corev1alpha1.LogicalCluster)) *corev1alpha1.LogicalCluster {
+	f(l)
+	return l
 }
 
 func TestCheckStatusChange(t *testing.T) {
@@ -35,7 +42,10 @@ func TestCheckStatusChange(t *testing.T) {
 		{name: "remove itself", cur: lc(init, me, other), upd: lc(init, other)},
 		{name: "remove itself, the last", cur: lc(init, me), upd: lc(init)},
 		{name: "remove nothing", cur: lc(init, me, other), upd: lc(init, me, other)},
-		{name: "reorder", cur: lc(init, me, other), upd: lc(init, other, me)},
+		{name: "reorder", cur: lc(init, me, other), upd: lc(init, other, me), refusal: "cannot reorder or repeat them"},
+		{name: "repeat another", cur: lc(init, me, other), upd: lc(init, other, other), refusal: "cannot reorder or repeat them"},
+		{name: "remove itself, reorder the rest", cur: lc(init, other, me, third), upd: lc(init, third, other), refusal: "cannot reorder or repeat them"},
+		{name: "remove itself from the middle", cur: lc(init, other, me, third), upd: lc(init, other, third)},
 		{name: "remove another", cur: lc(init, me, other), upd: lc(init, me), refusal: `cannot remove ["root:other"]`},
 		{name: "remove all", cur: lc(init, me, other), upd: lc(init), refusal: `cannot remove ["root:other"]`},
 		{name: "add one", cur: lc(init, me), upd: lc(init, me, third), refusal: `cannot add ["root:third"]`},
@@ -44,6 +54,32 @@ func TestCheckStatusChange(t *testing.T) {
 		{name: "the last one makes it Ready", cur: lc(init, me), upd: lc(corev1alpha1.LogicalClusterPhaseReady)},
 		{name: "Ready from another phase", cur: lc(corev1alpha1.LogicalClusterPhaseUnavailable, me), upd: lc(corev1alpha1.LogicalClusterPhaseReady), refusal: "cannot change status.phase"},
 		{name: "clear the phase", cur: lc(init, me), upd: lc("", me), refusal: "cannot change status.phase"},
+		{name: "set the URL", cur: lc(init, me), upd: with(lc(init), func(l *corev1alpha1.LogicalCluster) { l.Status.URL = "https://evil" }), refusal: "cannot change status.URL"},
+		{name: "clear the URL", cur: with(lc(init, me), func(l *corev1alpha1.LogicalCluster) { l.Status.URL = "https://shard" }), upd: lc(init), refusal: "cannot change status.URL"},
+		{name: "add a condition", cur: lc(init, me), upd: with(lc(init, me), func(l *corev1alpha1.LogicalCluster) {
+			l.Status.Conditions = conditionsv1alpha1.Conditions{{Type: "Ready", Status: corev1.ConditionTrue}}
+		}), refusal: "cannot change status.conditions"},
+		{name: "URL and a label", cur: lc(init, me), upd: with(lc(init), func(l *corev1alpha1.LogicalCluster) {
+			l.Status.URL, l.Labels = "https://evil", map[string]string{"a": "b"}
+		}), refusal: "cannot change status.URL, metadata.labels"},
+		{name: "an annotation", cur: lc(init, me), upd: with(lc(init), func(l *corev1alpha1.LogicalCluster) { l.Annotations = map[string]string{"kcp.io/owner": "x"} }), refusal: "cannot change metadata.annotations"},
+		{name: "a finalizer", cur: lc(init, me), upd: with(lc(init), func(l *corev1alpha1.LogicalCluster) { l.Finalizers = []string{"x"} }), refusal: "cannot change metadata.finalizers"},
+		{name: "the deletion timestamp", cur: lc(init, me), upd: with(lc(init), func(l *corev1alpha1.LogicalCluster) { l.DeletionTimestamp = &metav1.Time{} }), refusal: "cannot change metadata"},
+		{name: "the spec", cur: lc(init, me), upd: with(lc(init), func(l *corev1alpha1.LogicalCluster) {
+			l.Spec.Initializers = []corev1alpha1.LogicalClusterInitializer{third}
+		}), refusal: "cannot change spec"},
+		{name: "the shard keeps its own fields", cur: with(lc(init, me), func(l *corev1alpha1.LogicalCluster) {
+			l.ResourceVersion, l.Labels = "7", map[string]string{corev1alpha1.InitializerLabelKey(me): corev1alpha1.InitializerLabelValue(me), "a": "b"}
+			l.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "shard"}}
+		}), upd: with(lc(corev1alpha1.LogicalClusterPhaseReady), func(l *corev1alpha1.LogicalCluster) {
+			l.TypeMeta = metav1.TypeMeta{Kind: "LogicalCluster", APIVersion: "core.kcp.io/v1alpha1"}
+			l.ResourceVersion, l.Labels = "8", map[string]string{"a": "b"}
+			l.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "shard"}, {Manager: "me"}}
+		})},
+		{name: "nil and empty are the same", cur: with(lc(init, me), func(l *corev1alpha1.LogicalCluster) { l.Annotations = map[string]string{} }), upd: lc(init)},
+		{name: "another initializer's label", cur: with(lc(init, me, other), func(l *corev1alpha1.LogicalCluster) {
+			l.Labels = map[string]string{corev1alpha1.InitializerLabelKey(other): corev1alpha1.InitializerLabelValue(other)}
+		}), upd: lc(init, other), refusal: "cannot change metadata.labels"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := checkStatusChange(me, tc.cur, tc.upd)
@@ -231,6 +267,9 @@ func TestWriteStatusStartsOver(t *testing.T) {
 		{name: "JSON patch", typ: "application/json-patch+json", patch: `[{"op":"remove","path":"/status/initializers/0"}]`, conflicts: 2, wantCode: http.StatusOK, wantPuts: []string{"1", "2", "3"}},
 		{name: "JSON patch testing the resourceVersion", typ: "application/json-patch+json", patch: `[{"op":"test","path":"/metadata/resourceVersion","value":"1"},{"op":"remove","path":"/status/initializers/0"}]`, conflicts: 100, wantCode: http.StatusConflict, wantPuts: []string{"1"}},
 		{name: "the client's precondition", patch: `{"metadata":{"resourceVersion":"1"},"status":{"initializers":["root:other"]}}`, conflicts: 100, wantCode: http.StatusConflict, wantPuts: []string{"1"}},
+		{name: "a stale object", patch: `{"metadata":{"resourceVersion":"0"},"status":{"initializers":["root:me","root:other","root:third"]}}`, wantCode: http.StatusConflict},
+		{name: "the URL", patch: `{"status":{"initializers":["root:other"],"URL":"https://evil"}}`, wantCode: http.StatusForbidden},
+		{name: "the managed fields", typ: "application/json-patch+json", patch: `[{"op":"add","path":"/metadata/managedFields","value":[{"manager":"x"}]}]`, wantCode: http.StatusForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rv, conflicts := 1, tc.conflicts

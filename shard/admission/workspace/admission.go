@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -215,6 +216,9 @@ func (p *Plugin) validateCreate(ctx context.Context, a admission.Attributes, ws 
 	if !master && ws.Spec.URL != "" {
 		return admission.NewForbidden(a, errors.New("spec.URL can only be set by the system"))
 	}
+	if keys := changedSystemAnnotations(ws.Annotations, nil); !master && len(keys) > 0 {
+		return admission.NewForbidden(a, fmt.Errorf("%s can only be set by the system", annotationList(keys)))
+	}
 	if !master {
 		owner, err := OwnerAnnotationValue(u)
 		if err != nil {
@@ -239,11 +243,11 @@ func (p *Plugin) validateCreate(ctx context.Context, a admission.Attributes, ws 
 	if err != nil {
 		return refError(a, err)
 	}
-	if err := p.authorizeUse(ctx, u, t); err != nil {
-		return forbidden(a, err)
-	}
 	child, err := r.withExtended(t)
 	if err != nil {
+		return forbidden(a, err)
+	}
+	if err := p.authorizeUse(ctx, u, child); err != nil {
 		return forbidden(a, err)
 	}
 	parentTypes := []*wsType{parent.typ}
@@ -262,7 +266,8 @@ func (p *Plugin) validateCreate(ctx context.Context, a admission.Attributes, ws 
 }
 
 // validateUpdate checks an update: spec.type never changes, and only the
-// system changes spec.cluster, spec.URL and the owner annotation.
+// system changes spec.cluster, spec.URL, the owner annotation and the
+// system annotations.
 func validateUpdate(a admission.Attributes, ws, old *tenancyv1alpha1.Workspace) error {
 	if old.Spec.Type != nil && !apiequality.Semantic.DeepEqual(ws.Spec.Type, old.Spec.Type) {
 		return apierrors.NewInvalid(a.GetKind().GroupKind(), a.GetName(), field.ErrorList{
@@ -276,6 +281,9 @@ func validateUpdate(a admission.Attributes, ws, old *tenancyv1alpha1.Workspace) 
 	}
 	if ws.Spec.URL != old.Spec.URL {
 		return admission.NewForbidden(a, errors.New("spec.URL can only be changed by the system"))
+	}
+	if keys := changedSystemAnnotations(ws.Annotations, old.Annotations); len(keys) > 0 {
+		return admission.NewForbidden(a, fmt.Errorf("%s can only be changed by the system", annotationList(keys)))
 	}
 	key := tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey
 	owner, had := old.Annotations[key]
@@ -305,30 +313,85 @@ func (p *Plugin) createCluster(ctx context.Context, a admission.Attributes) (log
 	return c.Name, nil
 }
 
-// authorizeUse refuses a workspace type the user may not use: verb "use"
-// on the workspacetypes resource named like the type, in the type's
-// logical cluster. Members of system:masters may use every type.
-func (p *Plugin) authorizeUse(ctx context.Context, u user.Info, t *wsType) error {
+// authorizeUse refuses a workspace type the user may not use. types is
+// the type followed by the types it extends (resolver.withExtended); the
+// user needs verb "use" on the workspacetypes resource named like each of
+// them, in that type's own logical cluster, as in kcp: extending a type
+// does not pass on permission to use it. Members of system:masters may use
+// every type.
+func (p *Plugin) authorizeUse(ctx context.Context, u user.Info, types []*wsType) error {
 	if isMaster(u) {
 		return nil
 	}
-	attrs := authorizer.AttributesRecord{
-		User:            u,
-		Verb:            "use",
-		APIGroup:        tenancyv1alpha1.SchemeGroupVersion.Group,
-		APIVersion:      tenancyv1alpha1.SchemeGroupVersion.Version,
-		Resource:        "workspacetypes",
-		Name:            string(t.name),
-		ResourceRequest: true,
+	for _, t := range types {
+		attrs := authorizer.AttributesRecord{
+			User:            u,
+			Verb:            "use",
+			APIGroup:        tenancyv1alpha1.SchemeGroupVersion.Group,
+			APIVersion:      tenancyv1alpha1.SchemeGroupVersion.Version,
+			Resource:        "workspacetypes",
+			Name:            string(t.name),
+			ResourceRequest: true,
+		}
+		decision, _, err := p.cfg.Authorizer.Authorize(logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: t.cluster}), attrs)
+		if decision == authorizer.DecisionAllow {
+			continue
+		}
+		if err != nil {
+			klog.FromContext(ctx).V(2).Info("Cannot tell whether the user may use a workspace type", "cluster", t.cluster, "type", t, "user", u.GetName(), "err", err)
+		}
+		if t == types[0] {
+			return fmt.Errorf("user %q is not allowed to use workspace type %s", u.GetName(), t)
+		}
+		return fmt.Errorf("user %q is not allowed to use workspace type %s, which %s extends", u.GetName(), t, types[0])
 	}
-	decision, _, err := p.cfg.Authorizer.Authorize(logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: t.cluster}), attrs)
-	if decision == authorizer.DecisionAllow {
-		return nil
+	return nil
+}
+
+// systemAnnotation tells whether only the system may set, change or
+// remove the Workspace annotation key: core.kcp.io/shard and the
+// internal.tenancy.kcp.io/cluster the workspace controller stores its
+// scheduling decision in and trusts, and more generally every annotation
+// of an internal kcp.io domain (internal.kcp.io, internal.<x>.kcp.io,
+// <x>.internal.kcp.io). The owner annotation has rules of its own, and
+// kcp.io/cluster is handled by the storage.
+func systemAnnotation(key string) bool {
+	if key == tenancyv1alpha1.WorkspaceShardAnnotationKey {
+		return true
 	}
-	if err != nil {
-		klog.FromContext(ctx).V(2).Info("Cannot tell whether the user may use a workspace type", "cluster", t.cluster, "type", t, "user", u.GetName(), "err", err)
+	domain, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return false
 	}
-	return fmt.Errorf("user %q is not allowed to use workspace type %s", u.GetName(), t)
+	return domain == "internal.kcp.io" || strings.HasSuffix(domain, ".internal.kcp.io") ||
+		(strings.HasPrefix(domain, "internal.") && strings.HasSuffix(domain, ".kcp.io"))
+}
+
+// changedSystemAnnotations returns the sorted keys of the system
+// annotations (systemAnnotation) that annotations sets, changes or removes
+// compared with old (nil on create).
+func changedSystemAnnotations(annotations, old map[string]string) []string {
+	var keys []string
+	for k, v := range annotations {
+		if was, ok := old[k]; systemAnnotation(k) && (!ok || was != v) {
+			keys = append(keys, k)
+		}
+	}
+	for k := range old {
+		if _, ok := annotations[k]; systemAnnotation(k) && !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// annotationList names the annotations keys for a message.
+func annotationList(keys []string) string {
+	if len(keys) == 1 {
+		return "annotation " + keys[0]
+	}
+	return "annotations " + strings.Join(keys, ", ")
 }
 
 // isMaster tells whether u is a member of system:masters: the shard's

@@ -411,6 +411,64 @@ func TestUsePermission(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Every type of the extend chain needs use permission, each in its own
+	// logical cluster: deep extends special extends team, all in root;
+	// orgteam, in the organization, extends root:team.
+	extending := func(w *world) {
+		w.types[logicalcluster.Root]["deep"] = newType("deep", tenancyv1alpha1.WorkspaceTypeSpec{
+			Extend: tenancyv1alpha1.WorkspaceTypeExtension{With: []tenancyv1alpha1.WorkspaceTypeReference{{Name: "special"}}},
+		})
+		w.types[orgCluster]["orgteam"] = newType("orgteam", tenancyv1alpha1.WorkspaceTypeSpec{
+			Extend: tenancyv1alpha1.WorkspaceTypeExtension{With: []tenancyv1alpha1.WorkspaceTypeReference{ref("root", "team")}},
+		})
+	}
+	chain := []struct {
+		name    string
+		typ     func(*tenancyv1alpha1.Workspace)
+		allowed []string
+		message string // empty: allowed
+		asked   []string
+	}{
+		{name: "extending type alone", typ: withType("root", "special"), allowed: []string{"root|alice|special"},
+			message: `user "alice" is not allowed to use workspace type root:team, which root:special extends`,
+			asked:   []string{"root|alice|special", "root|alice|team"}},
+		{name: "extended type alone", typ: withType("root", "special"), allowed: []string{"root|alice|team"},
+			message: `user "alice" is not allowed to use workspace type root:special`, asked: []string{"root|alice|special"}},
+		{name: "whole chain", typ: withType("root", "special"), allowed: []string{"root|alice|special", "root|alice|team"},
+			asked: []string{"root|alice|special", "root|alice|team"}},
+		{name: "transitively extended type", typ: withType("root", "deep"), allowed: []string{"root|alice|deep", "root|alice|special"},
+			message: `user "alice" is not allowed to use workspace type root:team, which root:deep extends`,
+			asked:   []string{"root|alice|deep", "root|alice|special", "root|alice|team"}},
+		{name: "transitive chain", typ: withType("root", "deep"), allowed: []string{"root|alice|deep", "root|alice|special", "root|alice|team"},
+			asked: []string{"root|alice|deep", "root|alice|special", "root|alice|team"}},
+		{name: "extended type of another cluster: permission in the extending type's cluster", typ: withType("", "orgteam"),
+			allowed: []string{"orgc|alice|orgteam", "orgc|alice|team"},
+			message: `user "alice" is not allowed to use workspace type root:team, which root:org:orgteam extends`,
+			asked:   []string{"orgc|alice|orgteam", "root|alice|team"}},
+		{name: "extended type of another cluster: permission in its own cluster", typ: withType("", "orgteam"),
+			allowed: []string{"orgc|alice|orgteam", "root|alice|team"}, asked: []string{"orgc|alice|orgteam", "root|alice|team"}},
+	}
+	for _, tt := range chain {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld()
+			extending(w)
+			for _, a := range tt.allowed {
+				w.allowed[a] = true
+			}
+			err := create(t, w, orgCluster, newWS("x", tt.typ), alice)
+			if tt.message == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				wantError(t, err, http.StatusForbidden, tt.message)
+			}
+			if diff := cmp.Diff(tt.asked, w.asked); diff != "" {
+				t.Errorf("decisions asked (-want +got):\n%s", diff)
+			}
+		})
+	}
+
 	// A type of the organization is used in the organization.
 	w = newWorld()
 	w.allowed["orgc|alice|local"] = true
@@ -545,10 +603,64 @@ func TestSystemFieldsOnCreate(t *testing.T) {
 	}
 }
 
+func TestSystemAnnotationsOnCreate(t *testing.T) {
+	annotate := func(kv ...string) func(*tenancyv1alpha1.Workspace) {
+		return func(ws *tenancyv1alpha1.Workspace) {
+			ws.Annotations = map[string]string{}
+			for i := 0; i < len(kv); i += 2 {
+				ws.Annotations[kv[i]] = kv[i+1]
+			}
+		}
+	}
+	tests := []struct {
+		name    string
+		mutate  func(*tenancyv1alpha1.Workspace)
+		u       user.Info
+		message string // empty: allowed
+	}{
+		{name: "chosen cluster by a user", mutate: annotate(clusterAnnotationKey, "abc"), u: alice,
+			message: "annotation internal.tenancy.kcp.io/cluster can only be set by the system"},
+		{name: "chosen shard by a user", mutate: annotate("core.kcp.io/shard", "other"), u: alice,
+			message: "annotation core.kcp.io/shard can only be set by the system"},
+		{name: "both by a user", mutate: annotate(clusterAnnotationKey, "abc", "core.kcp.io/shard", "other"), u: alice,
+			message: "annotations core.kcp.io/shard, internal.tenancy.kcp.io/cluster can only be set by the system"},
+		{name: "empty value by a user", mutate: annotate("core.kcp.io/shard", ""), u: alice,
+			message: "annotation core.kcp.io/shard can only be set by the system"},
+		{name: "other internal tenancy annotation by a user", mutate: annotate("internal.tenancy.kcp.io/type", "root:root"), u: alice,
+			message: "annotation internal.tenancy.kcp.io/type can only be set by the system"},
+		{name: "internal kcp.io annotation by a user", mutate: annotate("initializer.internal.kcp.io/x", "y"), u: alice,
+			message: "annotation initializer.internal.kcp.io/x can only be set by the system"},
+		{name: "annotations of the user's own", mutate: annotate("example.com/note", "hi", "internal.example.com/x", "y"), u: alice},
+		{name: "both by a master", mutate: annotate(clusterAnnotationKey, "abc", "core.kcp.io/shard", "other"), u: master},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld()
+			w.allow("alice")
+			err := create(t, w, orgCluster, newWS("x", tt.mutate), tt.u)
+			if tt.message == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantError(t, err, http.StatusForbidden, tt.message)
+		})
+	}
+}
+
+// clusterAnnotationKey is where the workspace controller stores the
+// logical cluster it chose for a workspace.
+const clusterAnnotationKey = "internal.tenancy.kcp.io/cluster"
+
 func TestUpdate(t *testing.T) {
 	stored := newWS("x", func(ws *tenancyv1alpha1.Workspace) {
 		withType("root", "team")(ws)
-		ws.Annotations = map[string]string{tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey: owner(t, alice)}
+		ws.Annotations = map[string]string{
+			tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey: owner(t, alice),
+			clusterAnnotationKey: "abc",
+			"core.kcp.io/shard":  "root",
+		}
 		ws.Spec.Cluster = "abc"
 		ws.Spec.URL = "https://proxy/clusters/abc"
 	})
@@ -575,8 +687,24 @@ func TestUpdate(t *testing.T) {
 		{name: "owner by a user", mutate: func(ws *tenancyv1alpha1.Workspace) {
 			ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey] = owner(t, &user.DefaultInfo{Name: "bob"})
 		}, u: alice, code: http.StatusForbidden, message: "the owner of a workspace (annotation experimental.tenancy.kcp.io/owner) cannot be changed"},
-		{name: "owner removed by a user", mutate: func(ws *tenancyv1alpha1.Workspace) { ws.Annotations = nil }, u: alice, code: http.StatusForbidden,
-			message: "cannot be changed"},
+		{name: "owner removed by a user", mutate: func(ws *tenancyv1alpha1.Workspace) {
+			delete(ws.Annotations, tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey)
+		}, u: alice, code: http.StatusForbidden, message: "cannot be changed"},
+		{name: "chosen cluster changed by a user", mutate: func(ws *tenancyv1alpha1.Workspace) { ws.Annotations[clusterAnnotationKey] = "victim" },
+			u: alice, code: http.StatusForbidden, message: "annotation internal.tenancy.kcp.io/cluster can only be changed by the system"},
+		{name: "chosen shard changed by a user", mutate: func(ws *tenancyv1alpha1.Workspace) { ws.Annotations["core.kcp.io/shard"] = "other" },
+			u: alice, code: http.StatusForbidden, message: "annotation core.kcp.io/shard can only be changed by the system"},
+		{name: "scheduling decision removed by a user", mutate: func(ws *tenancyv1alpha1.Workspace) {
+			delete(ws.Annotations, clusterAnnotationKey)
+			delete(ws.Annotations, "core.kcp.io/shard")
+		}, u: alice, code: http.StatusForbidden, message: "annotations core.kcp.io/shard, internal.tenancy.kcp.io/cluster can only be changed by the system"},
+		{name: "internal annotation added by a user", mutate: func(ws *tenancyv1alpha1.Workspace) { ws.Annotations["internal.tenancy.kcp.io/x"] = "y" },
+			u: alice, code: http.StatusForbidden, message: "annotation internal.tenancy.kcp.io/x can only be changed by the system"},
+		{name: "system annotations kept by a user", mutate: func(ws *tenancyv1alpha1.Workspace) { ws.Annotations["example.com/note"] = "hi" }, u: alice},
+		{name: "scheduling decision changed by a master", mutate: func(ws *tenancyv1alpha1.Workspace) {
+			ws.Annotations[clusterAnnotationKey] = "def"
+			delete(ws.Annotations, "core.kcp.io/shard")
+		}, u: master},
 		{name: "owner by a master", mutate: func(ws *tenancyv1alpha1.Workspace) {
 			ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey] = owner(t, &user.DefaultInfo{Name: "bob"})
 		}, u: master},

@@ -27,11 +27,17 @@
 //
 //   - workspaces in system:* logical clusters;
 //   - spec.cluster or spec.URL set by anyone but system:masters;
+//   - system annotations set by anyone but system:masters: the scheduling
+//     decision of the workspace controller (internal.tenancy.kcp.io/cluster
+//     and core.kcp.io/shard), which it trusts, and every annotation of an
+//     internal kcp.io domain (internal.kcp.io, internal.<x>.kcp.io,
+//     <x>.internal.kcp.io);
 //   - an owner annotation that is not the requester (except for masters);
 //   - a type the requester may not "use": verb use on resource
 //     workspacetypes of group tenancy.kcp.io named like the type, asked of
-//     the shard's authorizer in the type's logical cluster
-//     (system:masters may use every type);
+//     the shard's authorizer in the type's logical cluster, for the type
+//     and for every type it extends (transitively), each in its own
+//     logical cluster (system:masters may use every type);
 //   - a type whose limitAllowedParents, or whose parent type's
 //     limitAllowedChildren, excludes the other. A type matches a selector
 //     when it or a type it extends is listed; none: true allows nothing.
@@ -39,8 +45,13 @@
 //     own logical cluster.
 //
 // On update it refuses a change of spec.type (422), and from anyone but
-// system:masters a change of spec.cluster, spec.URL or the owner annotation
-// (403).
+// system:masters a change of spec.cluster, spec.URL, the owner annotation
+// or a system annotation: setting, changing or removing it (403). Leaving a
+// system annotation as it is is fine.
+//
+// A reference without path (spec.type, or in a type's spec) is looked up
+// in the cluster it is relative to and then in root only; kcp walks every
+// ancestor, which would need reads across shards.
 //
 // # Wiring
 //

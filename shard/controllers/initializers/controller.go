@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -113,6 +114,28 @@ func New(cfg Config) (*Controller, error) {
 			}
 			_, err = c.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{})
 			return err
+		},
+		getClusterRoleBinding: func(ctx context.Context, cluster logicalcluster.Name, name string) (*rbacv1.ClusterRoleBinding, error) {
+			c, err := kube.For(cluster)
+			if err != nil {
+				return nil, err
+			}
+			return c.RbacV1().ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{})
+		},
+		updateClusterRoleBinding: func(ctx context.Context, cluster logicalcluster.Name, crb *rbacv1.ClusterRoleBinding) error {
+			c, err := kube.For(cluster)
+			if err != nil {
+				return err
+			}
+			_, err = c.RbacV1().ClusterRoleBindings().Update(ctx, crb, metav1.UpdateOptions{})
+			return err
+		},
+		deleteClusterRoleBinding: func(ctx context.Context, cluster logicalcluster.Name, name string, uid types.UID) error {
+			c, err := kube.For(cluster)
+			if err != nil {
+				return err
+			}
+			return c.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		},
 		createNamespace: func(ctx context.Context, cluster logicalcluster.Name, ns *corev1.Namespace) error {
 			c, err := kube.For(cluster)

@@ -7,19 +7,22 @@
 //     experimental.tenancy.kcp.io/owner (JSON of an authentication/v1
 //     UserInfo) becomes cluster-admin of the logical cluster through the
 //     ClusterRoleBinding "workspace-admin"; then the initializer is removed
-//     from status.initializers. Without a usable owner annotation nothing is
-//     bound and the initializer is removed all the same (an error is
-//     logged), so the workspace does not hang.
+//     from status.initializers. A "workspace-admin" that exists already
+//     counts only if it binds the ClusterRole cluster-admin; the owner is
+//     added to its subjects if missing, and one with another roleRef
+//     (immutable) is deleted and created anew. Without a usable owner
+//     annotation nothing is bound and the initializer is removed all the
+//     same (an error is logged), so the workspace does not hang.
 //   - root:universal (the initializer of the universal WorkspaceType in
 //     root): the namespace "default" is created; then the initializer is
 //     removed.
-//   - status.URL, when empty, becomes <external URL of the shard>/clusters/
-//     <kcp.io/path annotation, or the cluster name> (not for system:*
-//     clusters).
+//   - status.URL becomes <external URL of the shard>/clusters/<kcp.io/path
+//     annotation, or the cluster name> (not for system:* clusters): set
+//     when empty, and corrected when anybody wrote something else. It does
+//     not wait for any initializer.
 //
-// Every step is idempotent (AlreadyExists is success), so a crash between
-// creating an object and removing the initializer is repaired by the next
-// reconcile. The status is written through the status subresource with the
+// Every step is idempotent, so a crash between creating an object and
+// removing the initializer is repaired by the next reconcile. The status is written through the status subresource with the
 // resourceVersion read; on a conflict the LogicalCluster is read again.
 // When no initializer is left, the registry moves the phase to Ready.
 //

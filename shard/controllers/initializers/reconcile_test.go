@@ -3,6 +3,7 @@ package initializers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2/ktesting"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -51,8 +53,11 @@ func TestStatusURL(t *testing.T) {
 		t.Errorf("system cluster: %q", got)
 	}
 	lc.Status.URL = "https://elsewhere/clusters/x"
-	if got := statusURL("https://proxy:443", "abc", lc); got != "" {
-		t.Errorf("URL set already: %q", got)
+	if got := statusURL("https://proxy:443", "abc", lc); got != "https://proxy:443/clusters/root:org" {
+		t.Errorf("another URL set already: %q, want it corrected", got)
+	}
+	if got := statusURL("", "abc", lc); got != "" {
+		t.Errorf("without an external URL: %q", got)
 	}
 }
 
@@ -61,11 +66,18 @@ type fake struct {
 	lc        *corev1alpha1.LogicalCluster
 	fresh     *corev1alpha1.LogicalCluster
 	conflicts int
-	crbErr    error
+	// crbErr, if set, is returned by every create of a binding.
+	crbErr error
+	// binding is the workspace-admin binding on the "server", if any.
+	binding *rbacv1.ClusterRoleBinding
+	// getErr, if set, is returned by every read of a binding.
+	getErr error
 
 	written *corev1alpha1.LogicalCluster
-	crbs    []*rbacv1.ClusterRoleBinding
-	nss     []string
+	// crbs are the bindings the initializer tried to create.
+	crbs            []*rbacv1.ClusterRoleBinding
+	updates, delete int
+	nss             []string
 }
 
 func (f *fake) initializer() *initializer {
@@ -90,7 +102,43 @@ func (f *fake) initializer() *initializer {
 		},
 		createClusterRoleBinding: func(_ context.Context, _ logicalcluster.Name, crb *rbacv1.ClusterRoleBinding) error {
 			f.crbs = append(f.crbs, crb)
-			return f.crbErr
+			switch {
+			case f.crbErr != nil:
+				return f.crbErr
+			case f.binding != nil:
+				return apierrors.NewAlreadyExists(rbacv1.Resource("clusterrolebindings"), crb.Name)
+			}
+			f.binding = crb.DeepCopy()
+			f.binding.UID = types.UID(fmt.Sprintf("crb-%d", len(f.crbs)))
+			return nil
+		},
+		getClusterRoleBinding: func(_ context.Context, _ logicalcluster.Name, name string) (*rbacv1.ClusterRoleBinding, error) {
+			switch {
+			case f.getErr != nil:
+				return nil, f.getErr
+			case f.binding == nil || f.binding.Name != name:
+				return nil, apierrors.NewNotFound(rbacv1.Resource("clusterrolebindings"), name)
+			}
+			return f.binding.DeepCopy(), nil
+		},
+		updateClusterRoleBinding: func(_ context.Context, _ logicalcluster.Name, crb *rbacv1.ClusterRoleBinding) error {
+			if f.binding == nil || f.binding.UID != crb.UID || f.binding.RoleRef != crb.RoleRef {
+				return apierrors.NewConflict(rbacv1.Resource("clusterrolebindings"), crb.Name, errors.New("modified"))
+			}
+			f.updates++
+			f.binding = crb.DeepCopy()
+			return nil
+		},
+		deleteClusterRoleBinding: func(_ context.Context, _ logicalcluster.Name, name string, uid types.UID) error {
+			if f.binding == nil {
+				return apierrors.NewNotFound(rbacv1.Resource("clusterrolebindings"), name)
+			}
+			if f.binding.UID != uid {
+				return apierrors.NewConflict(rbacv1.Resource("clusterrolebindings"), name, errors.New("UID precondition failed"))
+			}
+			f.delete++
+			f.binding = nil
+			return nil
 		},
 		createNamespace: func(_ context.Context, _ logicalcluster.Name, ns *corev1.Namespace) error {
 			f.nss = append(f.nss, ns.Name)
@@ -120,6 +168,8 @@ func TestReconcile(t *testing.T) {
 		name      string
 		lc        *corev1alpha1.LogicalCluster
 		crbErr    error
+		binding   *rbacv1.ClusterRoleBinding
+		getErr    error
 		wantCRBs  int
 		wantNSs   []string
 		wantLeft  []corev1alpha1.LogicalClusterInitializer
@@ -129,20 +179,31 @@ func TestReconcile(t *testing.T) {
 		{name: "owner and universal", lc: newLC(true, "system:owner", "root:universal", "root:custom"),
 			wantCRBs: 1, wantNSs: []string{"default"}, wantLeft: []corev1alpha1.LogicalClusterInitializer{"root:custom"}, wantWrite: true},
 		{name: "owner binding exists already", lc: newLC(true, "system:owner"),
-			crbErr: apierrors.NewAlreadyExists(rbacv1.Resource("clusterrolebindings"), "workspace-admin"), wantCRBs: 1, wantWrite: true},
+			binding: adminBinding("cluster-admin", "alice"), wantCRBs: 1, wantWrite: true},
+		{name: "reading the existing binding fails", lc: newLC(true, "system:owner"),
+			binding: adminBinding("view", "alice"), getErr: errors.New("boom"), wantCRBs: 1, wantErr: true,
+			wantLeft: []corev1alpha1.LogicalClusterInitializer{"system:owner"}, wantWrite: true},
 		{name: "owner initializer without owner", lc: newLC(false, "system:owner"), wantWrite: true},
-		{name: "binding fails", lc: newLC(true, "system:owner"), crbErr: errors.New("boom"), wantCRBs: 1, wantErr: true},
+		// A failing initializer keeps its place, but holds back neither the
+		// others nor status.URL.
+		{name: "binding fails", lc: newLC(true, "system:owner", "root:universal"), crbErr: errors.New("boom"), wantCRBs: 1, wantErr: true,
+			wantNSs: []string{"default"}, wantLeft: []corev1alpha1.LogicalClusterInitializer{"system:owner"}, wantWrite: true},
 		{name: "only the URL", lc: newLC(false), wantWrite: true},
 		{name: "other initializers only", lc: func() *corev1alpha1.LogicalCluster {
 			lc := newLC(false, "root:custom")
 			lc.Status.URL = "https://proxy/clusters/root:org:team"
 			return lc
 		}()},
+		{name: "another URL is corrected", lc: func() *corev1alpha1.LogicalCluster {
+			lc := newLC(false, "root:custom")
+			lc.Status.URL = "https://evil.example.com/clusters/root:org:team"
+			return lc
+		}(), wantLeft: []corev1alpha1.LogicalClusterInitializer{"root:custom"}, wantWrite: true},
 		{name: "deleting", lc: deleting},
 		{name: "gone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fake{lc: tc.lc, crbErr: tc.crbErr}
+			f := &fake{lc: tc.lc, crbErr: tc.crbErr, binding: tc.binding, getErr: tc.getErr}
 			_, ctx := ktesting.NewTestContext(t)
 			_, err := f.initializer().reconcile(ctx, reconciler.Key{Cluster: "abc"})
 			if (err != nil) != tc.wantErr {
@@ -180,8 +241,9 @@ func TestReconcileConflict(t *testing.T) {
 	if _, err := f.initializer().reconcile(ctx, reconciler.Key{Cluster: "abc"}); err != nil {
 		t.Fatal(err)
 	}
+	// A URL written meanwhile by someone else is corrected as well.
 	if f.written == nil || !cmp.Equal(f.written.Status.Initializers, []corev1alpha1.LogicalClusterInitializer{"root:custom"}) ||
-		f.written.Status.URL != "https://other/clusters/root:org:team" {
+		f.written.Status.URL != "https://proxy/clusters/root:org:team" {
 		t.Errorf("written after conflict: %+v", f.written)
 	}
 }
@@ -201,11 +263,80 @@ func TestNeedsWork(t *testing.T) {
 		{"owner", withURL(newLC(true, "system:owner")), true},
 		{"universal", withURL(newLC(false, "root:universal")), true},
 		{"no URL", newLC(false), true},
-		{"others only", withURL(newLC(false, "root:custom")), false},
+		{"others only", withURL(newLC(false, "root:custom")), true},
+		{"others only, right URL", func() *corev1alpha1.LogicalCluster {
+			lc := newLC(false, "root:custom")
+			lc.Status.URL = "https://proxy/clusters/root:org:team"
+			return lc
+		}(), false},
 		{"deleting", deleting, false},
 	} {
 		if got := needsWork(tc.lc, "abc", "https://proxy"); got != tc.want {
 			t.Errorf("%s: needsWork = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func adminBinding(role string, users ...string) *rbacv1.ClusterRoleBinding {
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "workspace-admin", UID: "crb-existing"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+	}
+	for _, u := range users {
+		crb.Subjects = append(crb.Subjects, rbacv1.Subject{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: u})
+	}
+	return crb
+}
+
+// TestBindOwnerChecksExistingBinding: a workspace-admin binding somebody
+// else created first must end up binding cluster-admin to the owner.
+func TestBindOwnerChecksExistingBinding(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		binding     *rbacv1.ClusterRoleBinding
+		wantSubject []string
+		wantUpdates int
+		wantDeletes int
+	}{
+		{name: "none", wantSubject: []string{"alice"}},
+		{name: "right role and owner", binding: adminBinding("cluster-admin", "bob", "alice"), wantSubject: []string{"bob", "alice"}},
+		{name: "owner missing", binding: adminBinding("cluster-admin", "bob"), wantSubject: []string{"bob", "alice"}, wantUpdates: 1},
+		{name: "no subjects", binding: adminBinding("cluster-admin"), wantSubject: []string{"alice"}, wantUpdates: 1},
+		{name: "another role", binding: adminBinding("view", "alice"), wantSubject: []string{"alice"}, wantDeletes: 1},
+		{name: "a Role of that name", binding: func() *rbacv1.ClusterRoleBinding {
+			crb := adminBinding("cluster-admin", "mallory")
+			crb.RoleRef.Kind = "Role"
+			return crb
+		}(), wantSubject: []string{"alice"}, wantDeletes: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fake{lc: newLC(true, "system:owner"), binding: tc.binding}
+			_, ctx := ktesting.NewTestContext(t)
+			if _, err := f.initializer().reconcile(ctx, reconciler.Key{Cluster: "abc"}); err != nil {
+				t.Fatal(err)
+			}
+			if f.binding == nil {
+				t.Fatalf("no binding")
+			}
+			if want := (rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "cluster-admin"}); f.binding.RoleRef != want {
+				t.Errorf("roleRef = %+v, want %+v", f.binding.RoleRef, want)
+			}
+			var subjects []string
+			for _, s := range f.binding.Subjects {
+				if s.Kind != "User" || s.APIGroup != "rbac.authorization.k8s.io" {
+					t.Errorf("subject %+v", s)
+				}
+				subjects = append(subjects, s.Name)
+			}
+			if !cmp.Equal(subjects, tc.wantSubject) {
+				t.Errorf("subjects = %v, want %v", subjects, tc.wantSubject)
+			}
+			if f.updates != tc.wantUpdates || f.delete != tc.wantDeletes {
+				t.Errorf("%d updates and %d deletes, want %d and %d", f.updates, f.delete, tc.wantUpdates, tc.wantDeletes)
+			}
+			if f.written == nil || len(f.written.Status.Initializers) != 0 {
+				t.Errorf("system:owner not removed: %+v", f.written)
+			}
+		})
 	}
 }

@@ -12,6 +12,11 @@ import (
 const (
 	initialBackoff = 100 * time.Millisecond
 	maxBackoff     = 10 * time.Second
+	// unavailableMaxBackoff caps the delays of a Workspace whose shard is
+	// unknown or cannot be reached: a shard that is down for long is
+	// tried every couple of minutes per Workspace, and Shard events
+	// retry at once.
+	unavailableMaxBackoff = 2 * time.Minute
 )
 
 // backoff hands out exponentially growing delays per key. Following a
@@ -33,14 +38,20 @@ func newBackoff(initial, max time.Duration) *backoff {
 // next returns the delay before the next attempt for key: initial the
 // first time, then twice the previous one, at most max.
 func (b *backoff) next(key reconciler.Key) time.Duration {
+	return b.nextUpTo(key, b.max)
+}
+
+// nextUpTo is next with the cap max instead of the backoff's own, for
+// example for a shard that cannot be reached. A delay that grew beyond
+// the cap of a later call comes down to it.
+func (b *backoff) nextUpTo(key reconciler.Key, max time.Duration) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	d, ok := b.delays[key]
-	switch {
-	case !ok:
-		d = b.initial
-	case d < b.max:
-		d = min(2*d, b.max)
+	if ok {
+		d = min(2*d, max)
+	} else {
+		d = min(b.initial, max)
 	}
 	b.delays[key] = d
 	return d

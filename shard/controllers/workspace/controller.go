@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -35,8 +37,10 @@ const (
 	// for another shard, so it is more than the shard's CPUs.
 	DefaultWorkers = 10
 
-	// remoteTimeout bounds every request to a shard, so that an
-	// unreachable shard holds a worker only that long.
+	// remoteTimeout bounds every request to a shard. Once a request to a
+	// shard has failed to reach it, the shard's circuit breaker lets one
+	// request at a time wait that long (see breaker), so an unreachable
+	// shard does not hold every worker.
 	remoteTimeout = 15 * time.Second
 	// maxRetryDelay caps the delay of retries after errors.
 	maxRetryDelay = time.Minute
@@ -124,6 +128,7 @@ func New(cfg Config) (*Controller, error) {
 		shardInformer = cfg.Informers.Shards()
 	}
 
+	remote := newShardClients(cfg.ShardConfig)
 	r := &workspaceReconciler{
 		localShard: cfg.ShardName,
 		getWorkspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
@@ -142,9 +147,16 @@ func New(cfg Config) (*Controller, error) {
 			}
 			return fromUnstructured(u)
 		},
+		readParent: func(ctx context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+			c, err := local.For(cluster)
+			if err != nil {
+				return nil, err
+			}
+			return c.LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
+		},
 		lookupType:      cfg.TypeLookup,
 		workspaces:      workspaceClients{clients: local},
-		logicalClusters: &shardClients{config: cfg.ShardConfig, shards: map[string]*shardClient{}},
+		logicalClusters: remote,
 		newName:         newClusterName,
 		backoff:         newBackoff(initialBackoff, maxBackoff),
 	}
@@ -176,23 +188,49 @@ func New(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	// A new or relabelled shard may make unschedulable Workspaces
-	// schedulable.
-	if err := c.Watch(shardInformer.Informer(), reconciler.EnqueueMappedHandler(c, func(*corev1alpha1.Shard) []reconciler.Key {
-		all, err := workspaces.Lister().List(labels.Everything())
-		if err != nil {
-			return nil
-		}
-		var keys []reconciler.Key
-		for _, ws := range all {
-			if ws.Spec.Cluster == "" && ws.DeletionTimestamp == nil {
-				keys = append(keys, reconciler.Key{Cluster: logicalcluster.From(ws), Name: ws.Name})
-			}
-		}
-		return keys
+	// schedulable, and a Shard that is back makes its Workspaces
+	// available again.
+	if err := c.Watch(shardInformer.Informer(), reconciler.EnqueueMappedHandler(c, func(s *corev1alpha1.Shard) []reconciler.Key {
+		return workspacesForShard(s, func() ([]*tenancyv1alpha1.Workspace, error) {
+			return workspaces.Lister().List(labels.Everything())
+		}, cfg.ShardName)
 	})); err != nil {
 		return nil, err
 	}
+	// The clients and breaker of a deleted Shard go with it.
+	if err := c.Watch(shardInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if s, ok := obj.(*corev1alpha1.Shard); ok && logicalcluster.From(s) == logicalcluster.Root {
+			remote.forget(s.Name)
+		}
+	}}); err != nil {
+		return nil, err
+	}
 	return &Controller{ctrl: c}, nil
+}
+
+// workspacesForShard returns the keys of the Workspaces an event of the
+// Shard s may concern: those not scheduled yet, and those whose shard s is
+// and which show it Unavailable. Only Shards of root count: Shards
+// elsewhere are not part of the installation.
+func workspacesForShard(s *corev1alpha1.Shard, list func() ([]*tenancyv1alpha1.Workspace, error), localShard string) []reconciler.Key {
+	if logicalcluster.From(s) != logicalcluster.Root {
+		return nil
+	}
+	all, err := list()
+	if err != nil {
+		return nil
+	}
+	var keys []reconciler.Key
+	for _, ws := range all {
+		unscheduled := ws.Spec.Cluster == "" && ws.DeletionTimestamp == nil
+		if unscheduled || (shardNameOf(ws, localShard) == s.Name && isUnavailable(ws)) {
+			keys = append(keys, reconciler.Key{Cluster: logicalcluster.From(ws), Name: ws.Name})
+		}
+	}
+	return keys
 }
 
 // Name returns ControllerName.
@@ -277,80 +315,126 @@ func (w workspaceClients) Delete(ctx context.Context, cluster logicalcluster.Nam
 }
 
 // shardClients reaches LogicalClusters on every shard through its baseURL,
-// with one http.Client per shard shared by the clients of its logical
-// clusters.
+// with one http.Client and one circuit breaker per shard, shared by the
+// clients of its logical clusters. Its state is per Shard, and dropped
+// when the Shard is deleted.
 type shardClients struct {
 	config func(*corev1alpha1.Shard) (*rest.Config, error)
+	// timeout bounds every request; dialTimeout bounds connecting.
+	timeout, dialTimeout time.Duration
+	// now is the clock of the breakers.
+	now func() time.Time
 
 	mu     sync.Mutex
 	shards map[string]*shardClient
 }
 
-// shardClient holds the clients of one shard at one baseURL.
+func newShardClients(config func(*corev1alpha1.Shard) (*rest.Config, error)) *shardClients {
+	return &shardClients{
+		config:      config,
+		timeout:     remoteTimeout,
+		dialTimeout: dialTimeout,
+		now:         time.Now,
+		shards:      map[string]*shardClient{},
+	}
+}
+
+// shardClient holds the clients and the breaker of one shard at one
+// baseURL.
 type shardClient struct {
 	baseURL    string
 	httpClient *http.Client
 	clients    *clusters.Cache[*kcpclient.Clientset]
+	breaker    *breaker
 }
 
 var _ logicalClusterClient = &shardClients{}
 
-// forCluster returns a client for the logical cluster cluster on shard.
-// Clients are rebuilt when the shard's baseURL changes.
-func (s *shardClients) forCluster(shard *corev1alpha1.Shard, cluster logicalcluster.Name) (*kcpclient.Clientset, error) {
+// forCluster returns a client for the logical cluster cluster on shard,
+// and the shard's breaker. Clients and breaker are new when the shard's
+// baseURL changes.
+func (s *shardClients) forCluster(shard *corev1alpha1.Shard, cluster logicalcluster.Name) (*kcpclient.Clientset, *breaker, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sc := s.shards[shard.Name]
 	if sc == nil || sc.baseURL != shard.Spec.BaseURL {
 		cfg, err := s.config(shard)
 		if err != nil {
-			return nil, fmt.Errorf("config for shard %s: %w", shard.Name, err)
+			return nil, nil, fmt.Errorf("config for shard %s: %w", shard.Name, err)
 		}
 		cfg = rest.CopyConfig(cfg)
 		rest.AddUserAgent(cfg, ControllerName)
+		if cfg.Dial == nil {
+			cfg.Dial = (&net.Dialer{Timeout: s.dialTimeout, KeepAlive: 30 * time.Second}).DialContext
+		}
 		httpClient, err := rest.HTTPClientFor(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("http client for shard %s: %w", shard.Name, err)
+			return nil, nil, fmt.Errorf("http client for shard %s: %w", shard.Name, err)
 		}
 		cache, err := clusters.NewCache(cfg, httpClient, newKCPClient, 0)
 		if err != nil {
-			return nil, fmt.Errorf("clients for shard %s: %w", shard.Name, err)
+			return nil, nil, fmt.Errorf("clients for shard %s: %w", shard.Name, err)
 		}
 		if sc != nil {
 			sc.httpClient.CloseIdleConnections()
 		}
-		sc = &shardClient{baseURL: shard.Spec.BaseURL, httpClient: httpClient, clients: cache}
+		sc = &shardClient{baseURL: shard.Spec.BaseURL, httpClient: httpClient, clients: cache,
+			breaker: newBreaker(initialCoolDown, maxCoolDown, s.now)}
 		s.shards[shard.Name] = sc
 	}
-	return sc.clients.For(cluster)
+	c, err := sc.clients.For(cluster)
+	return c, sc.breaker, err
 }
 
-func (s *shardClients) Create(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, lc *corev1alpha1.LogicalCluster) (*corev1alpha1.LogicalCluster, error) {
-	c, err := s.forCluster(shard, cluster)
-	if err != nil {
-		return nil, err
+// forget drops the clients and breaker of the shard name, once its Shard
+// is deleted.
+func (s *shardClients) forget(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sc := s.shards[name]; sc != nil {
+		sc.httpClient.CloseIdleConnections()
+		delete(s.shards, name)
 	}
-	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
-	defer cancel()
-	return c.LogicalClusters().Create(ctx, lc, metav1.CreateOptions{})
 }
 
-func (s *shardClients) Get(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
-	c, err := s.forCluster(shard, cluster)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
-	defer cancel()
-	return c.LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
-}
-
-func (s *shardClients) Delete(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, uid types.UID) error {
-	c, err := s.forCluster(shard, cluster)
+// call runs fn with a client for cluster on shard, through the shard's
+// breaker and with the request timeout.
+func (s *shardClients) call(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, fn func(context.Context, *kcpclient.Clientset) error) error {
+	c, b, err := s.forCluster(shard, cluster)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
-	defer cancel()
-	return c.LogicalClusters().Delete(ctx, corev1alpha1.LogicalClusterName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err = b.do(ctx, func() error {
+		ctx, cancel := context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+		return fn(ctx, c)
+	})
+	if errors.Is(err, errShardUnreachable) {
+		return fmt.Errorf("shard %s: %w", shard.Name, err)
+	}
+	return err
+}
+
+func (s *shardClients) Create(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, lc *corev1alpha1.LogicalCluster) (*corev1alpha1.LogicalCluster, error) {
+	var created *corev1alpha1.LogicalCluster
+	err := s.call(ctx, shard, cluster, func(ctx context.Context, c *kcpclient.Clientset) (err error) {
+		created, err = c.LogicalClusters().Create(ctx, lc, metav1.CreateOptions{})
+		return err
+	})
+	return created, err
+}
+
+func (s *shardClients) Get(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+	var lc *corev1alpha1.LogicalCluster
+	err := s.call(ctx, shard, cluster, func(ctx context.Context, c *kcpclient.Clientset) (err error) {
+		lc, err = c.LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
+		return err
+	})
+	return lc, err
+}
+
+func (s *shardClients) Delete(ctx context.Context, shard *corev1alpha1.Shard, cluster logicalcluster.Name, uid types.UID) error {
+	return s.call(ctx, shard, cluster, func(ctx context.Context, c *kcpclient.Clientset) error {
+		return c.LogicalClusters().Delete(ctx, corev1alpha1.LogicalClusterName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	})
 }

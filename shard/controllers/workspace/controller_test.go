@@ -2,19 +2,26 @@ package workspace
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
 )
 
 // recorder is an API server stub that answers every request with a
@@ -43,13 +50,10 @@ func TestShardClientsUseBaseURL(t *testing.T) {
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	var configs int
-	clients := &shardClients{
-		config: func(s *corev1alpha1.Shard) (*rest.Config, error) {
-			configs++
-			return &rest.Config{Host: s.Spec.BaseURL}, nil
-		},
-		shards: map[string]*shardClient{},
-	}
+	clients := newShardClients(func(s *corev1alpha1.Shard) (*rest.Config, error) {
+		configs++
+		return &rest.Config{Host: s.Spec.BaseURL}, nil
+	})
 	s1 := &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "s1"}, Spec: corev1alpha1.ShardSpec{BaseURL: srv.URL + "/prefix"}}
 	ctx := t.Context()
 	lc := &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
@@ -115,5 +119,138 @@ func TestNew(t *testing.T) {
 	}
 	if c.Name() != ControllerName {
 		t.Errorf("Name() = %q", c.Name())
+	}
+}
+
+// TestShardClientsFailFast: after a request to a shard timed out, requests
+// to that shard fail at once until the cool-down is over, other shards
+// are not affected, and a probe that gets an answer ends it.
+func TestShardClientsFailFast(t *testing.T) {
+	var hang atomic.Bool
+	var requests atomic.Int32
+	release := make(chan struct{})
+	rec := &recorder{}
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		requests.Add(1)
+		if hang.Load() {
+			select {
+			case <-req.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		rec.ServeHTTP(w, req)
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	other := httptest.NewServer(&recorder{})
+	t.Cleanup(other.Close)
+
+	c := &clock{t: time.Unix(1000, 0)}
+	clients := newShardClients(func(s *corev1alpha1.Shard) (*rest.Config, error) {
+		return &rest.Config{Host: s.Spec.BaseURL}, nil
+	})
+	clients.timeout = 200 * time.Millisecond
+	clients.now = c.now
+	s1 := &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "s1"}, Spec: corev1alpha1.ShardSpec{BaseURL: slow.URL}}
+	s2 := &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "s2"}, Spec: corev1alpha1.ShardSpec{BaseURL: other.URL}}
+	ctx := t.Context()
+
+	hang.Store(true)
+	if _, err := clients.Get(ctx, s1, "abc"); err == nil || errors.Is(err, errShardUnreachable) {
+		t.Fatalf("first request to a hanging shard: %v, want a timeout", err)
+	}
+	start := time.Now()
+	for range 5 {
+		if _, err := clients.Get(ctx, s1, "abc"); !errors.Is(err, errShardUnreachable) {
+			t.Fatalf("request during the cool-down: %v, want it to fail fast", err)
+		}
+	}
+	if err := clients.Delete(ctx, s1, "def", "uid"); !errors.Is(err, errShardUnreachable) {
+		t.Fatalf("delete during the cool-down: %v", err)
+	}
+	if d := time.Since(start); d > clients.timeout {
+		t.Errorf("failing fast took %v", d)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d requests reached the hanging shard, want 1", n)
+	}
+	if _, err := clients.Get(ctx, s2, "abc"); err != nil {
+		t.Errorf("another shard: %v", err)
+	}
+
+	// The shard answers again: the probe after the cool-down closes the
+	// breaker.
+	hang.Store(false)
+	c.advance(initialCoolDown)
+	for i := range 2 {
+		if _, err := clients.Get(ctx, s1, "abc"); err != nil {
+			t.Fatalf("request %d after recovery: %v", i, err)
+		}
+	}
+	if n := requests.Load(); n != 3 {
+		t.Errorf("%d requests reached the shard, want 3", n)
+	}
+
+	// A deleted Shard leaves no state behind.
+	clients.forget("s1")
+	clients.forget("s2")
+	clients.mu.Lock()
+	defer clients.mu.Unlock()
+	if len(clients.shards) != 0 {
+		t.Errorf("state of %d shards kept after they were forgotten", len(clients.shards))
+	}
+}
+
+func TestWorkspacesForShard(t *testing.T) {
+	ws := func(name, shard string, scheduled, deleted, unavailable bool) *tenancyv1alpha1.Workspace {
+		w := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{logicalcluster.AnnotationKey: "parent"}}}
+		if shard != "" {
+			w.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = shard
+		}
+		if scheduled {
+			w.Spec.Cluster = string(genName(name))
+		}
+		if deleted {
+			now := metav1.Now()
+			w.DeletionTimestamp = &now
+		}
+		if unavailable {
+			markUnavailable(w, "down")
+		} else {
+			conditionsv1alpha1.MarkTrue(w, tenancyv1alpha1.WorkspaceScheduled)
+		}
+		return w
+	}
+	all := []*tenancyv1alpha1.Workspace{
+		ws("new", "", false, false, false),
+		ws("ready", "s1", true, false, false),
+		ws("down", "s1", true, false, true),
+		ws("downlocal", "", true, false, true),
+		ws("downelsewhere", "s2", true, false, true),
+		ws("deleting", "s1", false, true, true),
+		ws("deletedunscheduled", "", false, true, false),
+	}
+	list := func() ([]*tenancyv1alpha1.Workspace, error) { return all, nil }
+	inRoot := func(name string) *corev1alpha1.Shard {
+		return &corev1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{logicalcluster.AnnotationKey: "root"}}}
+	}
+	keys := func(ks []reconciler.Key) []string {
+		var out []string
+		for _, k := range ks {
+			out = append(out, k.Name)
+		}
+		return out
+	}
+	if got, want := keys(workspacesForShard(inRoot("s1"), list, "root")), []string{"new", "down", "deleting"}; !slices.Equal(got, want) {
+		t.Errorf("for s1: %v, want %v", got, want)
+	}
+	if got, want := keys(workspacesForShard(inRoot("root"), list, "root")), []string{"new", "downlocal"}; !slices.Equal(got, want) {
+		t.Errorf("for the local shard: %v, want %v", got, want)
+	}
+	elsewhere := inRoot("s1")
+	elsewhere.Annotations[logicalcluster.AnnotationKey] = "org"
+	if got := workspacesForShard(elsewhere, list, "root"); len(got) != 0 {
+		t.Errorf("a Shard outside root enqueued %v", keys(got))
 	}
 }

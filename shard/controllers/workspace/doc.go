@@ -12,19 +12,25 @@
 // spec.location.selector. The choice is stored in the annotations
 // internal.tenancy.kcp.io/cluster and core.kcp.io/shard in the same update,
 // before anything is created, so that a reconcile after a crash adopts what
-// an earlier one created. Then the LogicalCluster "cluster" of the new
+// an earlier one created. Only a name in that generated format is taken
+// from the annotation (never root, a system:* name or a path); anything
+// else is logged and replaced by a fresh choice. Admission refuses users
+// setting either annotation. Then the LogicalCluster "cluster" of the new
 // logical cluster is created on the chosen shard, through the shard's
 // baseURL (Config.ShardConfig), also when it is this shard. Its annotations
 // carry the canonical path (P's kcp.io/path joined with W's name), the type
 // ("<path>:<name>"), the shard, W's owner annotation and P's required
-// groups; spec.owner points at W; spec.initializers are system:owner (if W
-// has an owner) and the initializers of W's type and of every type it
-// extends. If the name is taken by another owner, another name (and shard)
-// is tried; a LogicalCluster owned by W is adopted. Finally spec.cluster
-// and spec.URL (<shard externalURL>/clusters/<canonical path>) are set, and
-// the status mirrors the LogicalCluster with WorkspaceScheduled True. No
-// matching shard or a missing type sets WorkspaceScheduled False with
-// reason Unschedulable and retries after 10s (and on Shard events).
+// groups (P's LogicalCluster is read from the server for this, not from a
+// cache, so that a change just made is inherited); spec.owner points at
+// W; spec.initializers are system:owner (if W has an owner) and the
+// initializers of W's type and of every type it extends. If the name is
+// taken by another owner, another name (and shard) is tried; a
+// LogicalCluster owned by W is adopted. Finally spec.cluster and spec.URL
+// (<shard externalURL>/clusters/<canonical path>) are set, and the status
+// mirrors the LogicalCluster with WorkspaceScheduled True. No matching
+// shard or a missing type sets WorkspaceScheduled False with reason
+// Unschedulable and retries after 10s (and on events of Shards of root;
+// Shards in other logical clusters are ignored).
 //
 // # Following
 //
@@ -38,9 +44,23 @@
 // shard, so the common local case is fast. Once Ready, a Workspace reads its
 // LogicalCluster again only when it lives on this shard and the informer
 // shows a change, so that a restart does not read every logical cluster
-// anew. An unreachable shard keeps the phase and sets WorkspaceScheduled
-// False with reason Unavailable. A LogicalCluster that
-// disappears takes its Workspace with it (see LogicalClusterSpec.Owner).
+// anew. A LogicalCluster that disappears takes its Workspace with it (see
+// LogicalClusterSpec.Owner), but only on the word of its shard: a NotFound
+// status of the API server about that LogicalCluster. A missing Shard
+// object, an unreachable shard, or a 404 that is not such a status (a
+// wrong baseURL, a proxy) keep the phase and set WorkspaceScheduled False
+// with reason Unavailable (written once), and the Workspace is retried
+// with backoff up to 2m, or at once on an event of its Shard.
+//
+// # Unreachable shards
+//
+// Every shard has a circuit breaker. Requests to a shard connect within
+// 5s and finish within 15s; once one could not reach the shard (a
+// connection error or a timeout), requests to that shard fail at once for
+// a cool-down (2s, doubling up to 1m), then one request at a time probes
+// it; any answer of the shard closes the breaker. So a shard that is down
+// holds at most one worker, and the Workspaces of other shards go on. The
+// state is a few words per Shard and goes with the Shard.
 //
 // # Deletion
 //
@@ -48,9 +68,15 @@
 // deleted on its shard, which deletes the content of the logical cluster,
 // and W shows phase Deleting; the LogicalCluster is polled with backoff
 // (and local LogicalCluster events) until it is gone, and then the
-// finalizer is removed from W. A Workspace deleted before it was scheduled
-// only loses its finalizer; a LogicalCluster of another owner is never
-// deleted.
+// finalizer is removed from W. The finalizer is removed only when the
+// shard answers that the LogicalCluster does not exist (as above) or that
+// it belongs to another owner, which is never deleted: while the Shard
+// object is missing or the shard cannot be reached, W keeps its finalizer
+// and shows WorkspaceScheduled False with reason Unavailable, so that the
+// logical cluster and its content are not orphaned. (An administrator who
+// knows the shard is gone for good removes the finalizer by hand.) A
+// Workspace deleted before a logical cluster name was chosen only loses
+// its finalizer.
 //
 // # Wiring in the shard
 //

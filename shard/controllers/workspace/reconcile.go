@@ -25,7 +25,9 @@ import (
 // chosen for it, together with core.kcp.io/shard, before the LogicalCluster
 // is created. A reconcile that restarts after a crash finds the choice
 // there and adopts a LogicalCluster it created, instead of creating a
-// second one under a new name.
+// second one under a new name. Only names in the format the controller
+// generates are taken from it (see isGeneratedClusterName); admission
+// refuses users setting it.
 const ClusterAnnotationKey = "internal.tenancy.kcp.io/cluster"
 
 const (
@@ -73,8 +75,12 @@ type workspaceReconciler struct {
 	// getShard returns the Shard named name, or a NotFound error.
 	getShard func(name string) (*corev1alpha1.Shard, error)
 	// getLogicalCluster reads the LogicalCluster of a local logical cluster
-	// (a Workspace's parent, or a local child) from the informer cache.
+	// from the informer cache.
 	getLogicalCluster func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
+	// readParent reads the LogicalCluster of a Workspace's parent, a local
+	// logical cluster, from the server: what a child inherits (required
+	// groups) must not come from a cache that lags behind.
+	readParent func(ctx context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
 	// lookupType resolves WorkspaceType references.
 	lookupType TypeLookup
 
@@ -149,7 +155,7 @@ func (r *workspaceReconciler) schedule(ctx context.Context, key reconciler.Key, 
 				rejected = cluster
 				continue
 			}
-			if apierrors.IsNotFound(err) {
+			if isLogicalClusterNotFound(err) {
 				// Deleted in between: create it again.
 				continue
 			}
@@ -172,7 +178,7 @@ func (r *workspaceReconciler) schedule(ctx context.Context, key reconciler.Key, 
 // parentInfo returns what a child of ws's parent inherits. A result or an
 // error ends the reconcile.
 func (r *workspaceReconciler) parentInfo(ctx context.Context, key reconciler.Key, ws *tenancyv1alpha1.Workspace) (parentInfo, *reconciler.Result, error) {
-	parent, err := r.getLogicalCluster(key.Cluster)
+	parent, err := r.readParent(ctx, key.Cluster)
 	switch {
 	case apierrors.IsNotFound(err) && key.Cluster == logicalcluster.Root:
 		return parentInfoFrom(key.Cluster, nil), nil, nil
@@ -191,7 +197,7 @@ func (r *workspaceReconciler) parentInfo(ctx context.Context, key reconciler.Key
 // means the Workspace is gone; a result or an error ends the reconcile.
 func (r *workspaceReconciler) ensureChoice(ctx context.Context, key reconciler.Key, ws *tenancyv1alpha1.Workspace, rejected logicalcluster.Name) (*tenancyv1alpha1.Workspace, logicalcluster.Name, *corev1alpha1.Shard, *reconciler.Result, error) {
 	for range maxConflictRetries {
-		cluster := logicalcluster.Name(ws.Annotations[ClusterAnnotationKey])
+		cluster := chosenCluster(ctx, ws)
 		if cluster != "" && cluster != rejected {
 			shard, err := r.getShard(ws.Annotations[tenancyv1alpha1.WorkspaceShardAnnotationKey])
 			switch {
@@ -233,8 +239,9 @@ func (r *workspaceReconciler) ensureChoice(ctx context.Context, key reconciler.K
 		updated, err := r.updateWorkspace(ctx, key, ws, func(w *tenancyv1alpha1.Workspace) bool {
 			changed := addFinalizer(w)
 			// A choice we did not see (stale cache) wins over a new one:
-			// its LogicalCluster may exist already.
-			if w.Annotations[ClusterAnnotationKey] == previous {
+			// its LogicalCluster may exist already. A name we would not
+			// have chosen is replaced.
+			if current := w.Annotations[ClusterAnnotationKey]; current == previous || !isGeneratedClusterName(current) {
 				if w.Annotations == nil {
 					w.Annotations = map[string]string{}
 				}
@@ -289,6 +296,7 @@ func (r *workspaceReconciler) follow(ctx context.Context, key reconciler.Key, ws
 	}
 	shard, err := r.shardOf(ws)
 	if apierrors.IsNotFound(err) {
+		// Not a reason to delete anything: the Shard may come back.
 		return r.unavailable(ctx, key, ws, "shard %q of the logical cluster is unknown", r.shardName(ws))
 	}
 	if err != nil {
@@ -297,8 +305,9 @@ func (r *workspaceReconciler) follow(ctx context.Context, key reconciler.Key, ws
 	cluster := logicalcluster.Name(ws.Spec.Cluster)
 	lc, err := r.logicalClusters.Get(ctx, shard, cluster)
 	switch {
-	case apierrors.IsNotFound(err):
-		// The owner of a LogicalCluster goes with it (see
+	case isLogicalClusterNotFound(err):
+		// The shard says the LogicalCluster it should have is gone: the
+		// owner of a LogicalCluster goes with it (see
 		// LogicalClusterSpec.Owner).
 		klog.FromContext(ctx).Info("Logical cluster is gone, deleting its workspace", "logicalCluster", cluster, "shard", shard.Name)
 		if err := r.workspaces.Delete(ctx, key.Cluster, ws.Name, ws.UID); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
@@ -334,6 +343,7 @@ func (r *workspaceReconciler) settled(ws *tenancyv1alpha1.Workspace) bool {
 // the phase label in step), and requeues with backoff until lc is Ready.
 func (r *workspaceReconciler) mirror(ctx context.Context, key reconciler.Key, ws *tenancyv1alpha1.Workspace, lc *corev1alpha1.LogicalCluster) (reconciler.Result, error) {
 	before := ws.Status.DeepCopy()
+	wasUnavailable := isUnavailable(ws)
 	updated, err := r.updateStatus(ctx, key, ws, func(w *tenancyv1alpha1.Workspace) { mirrorStatus(w, lc) })
 	if err != nil || updated == nil {
 		return reconciler.Result{}, err
@@ -343,7 +353,7 @@ func (r *workspaceReconciler) mirror(ctx context.Context, key reconciler.Key, ws
 		r.backoff.reset(key)
 		return reconciler.Result{}, nil
 	}
-	if !apiequality.Semantic.DeepEqual(before.Initializers, ws.Status.Initializers) || before.Phase != ws.Status.Phase {
+	if wasUnavailable || !apiequality.Semantic.DeepEqual(before.Initializers, ws.Status.Initializers) || before.Phase != ws.Status.Phase {
 		// Progress: poll eagerly again.
 		r.backoff.reset(key)
 	}
@@ -361,22 +371,25 @@ func (r *workspaceReconciler) finalize(ctx context.Context, key reconciler.Key, 
 	cluster := logicalcluster.Name(ws.Spec.Cluster)
 	if cluster == "" {
 		// Maybe created, but not recorded in spec yet.
-		cluster = logicalcluster.Name(ws.Annotations[ClusterAnnotationKey])
+		cluster = chosenCluster(ctx, ws)
 	}
 	if cluster == "" {
 		return r.release(ctx, key, ws)
 	}
 	shard, err := r.shardOf(ws)
 	if apierrors.IsNotFound(err) {
-		logger.Info("Shard of the logical cluster is gone, releasing the workspace", "logicalCluster", cluster, "shard", r.shardName(ws))
-		return r.release(ctx, key, ws)
+		// Releasing the Workspace would orphan the logical cluster and
+		// its content if the Shard comes back (or is only missing from a
+		// cache): keep it until the shard tells.
+		return r.unavailable(ctx, key, ws, "shard %q of logical cluster %s is unknown: the workspace is kept until the shard can tell that the logical cluster is gone (removing the finalizer %s abandons the logical cluster)",
+			r.shardName(ws), cluster, corev1alpha1.LogicalClusterFinalizer)
 	}
 	if err != nil {
 		return reconciler.Result{}, fmt.Errorf("getting shard: %w", err)
 	}
 	lc, err := r.logicalClusters.Get(ctx, shard, cluster)
 	switch {
-	case apierrors.IsNotFound(err):
+	case isLogicalClusterNotFound(err):
 		return r.release(ctx, key, ws)
 	case err != nil:
 		return r.unavailable(ctx, key, ws, "getting logical cluster %s from shard %s: %v", cluster, shard.Name, err)
@@ -386,7 +399,7 @@ func (r *workspaceReconciler) finalize(ctx context.Context, key reconciler.Key, 
 	case lc.DeletionTimestamp == nil:
 		err := r.logicalClusters.Delete(ctx, shard, cluster, lc.UID)
 		switch {
-		case apierrors.IsNotFound(err):
+		case isLogicalClusterNotFound(err):
 			return r.release(ctx, key, ws)
 		case apierrors.IsConflict(err):
 			// The UID precondition failed: look again.
@@ -434,9 +447,10 @@ func (r *workspaceReconciler) unschedulable(ctx context.Context, key reconciler.
 }
 
 // unavailable records that the shard of ws's logical cluster cannot be
-// reached, keeping the phase, and retries with backoff.
+// reached, keeping the phase, and retries with a backoff that grows up to
+// unavailableMaxBackoff (a Shard event retries earlier).
 func (r *workspaceReconciler) unavailable(ctx context.Context, key reconciler.Key, ws *tenancyv1alpha1.Workspace, format string, args ...any) (reconciler.Result, error) {
-	delay := r.backoff.next(key)
+	delay := r.backoff.nextUpTo(key, unavailableMaxBackoff)
 	klog.FromContext(ctx).Info("Shard unavailable, retrying", "reason", fmt.Sprintf(format, args...), "after", delay)
 	if _, err := r.updateStatus(ctx, key, ws, func(w *tenancyv1alpha1.Workspace) { markUnavailable(w, format, args...) }); err != nil {
 		return reconciler.Result{}, err
@@ -447,10 +461,52 @@ func (r *workspaceReconciler) unavailable(ctx context.Context, key reconciler.Ke
 // shardName is the shard ws's logical cluster lives on: its annotation,
 // or the local shard.
 func (r *workspaceReconciler) shardName(ws *tenancyv1alpha1.Workspace) string {
+	return shardNameOf(ws, r.localShard)
+}
+
+// shardNameOf is the shard ws's logical cluster lives on: its annotation,
+// or localShard.
+func shardNameOf(ws *tenancyv1alpha1.Workspace, localShard string) string {
 	if s := ws.Annotations[tenancyv1alpha1.WorkspaceShardAnnotationKey]; s != "" {
 		return s
 	}
-	return r.localShard
+	return localShard
+}
+
+// chosenCluster returns the logical cluster name chosen for ws earlier,
+// from its internal.tenancy.kcp.io/cluster annotation, or "". A value the
+// controller would not have generated is logged and ignored: it is not a
+// choice of the controller, and following it could make the controller
+// adopt or delete a logical cluster that is not the Workspace's.
+func chosenCluster(ctx context.Context, ws *tenancyv1alpha1.Workspace) logicalcluster.Name {
+	v := ws.Annotations[ClusterAnnotationKey]
+	if v == "" {
+		return ""
+	}
+	if !isGeneratedClusterName(v) {
+		const maxShown = 64
+		if len(v) > maxShown {
+			v = v[:maxShown] + "..."
+		}
+		klog.FromContext(ctx).Info("Ignoring a logical cluster name the controller did not generate", "annotation", ClusterAnnotationKey, "value", v)
+		return ""
+	}
+	return logicalcluster.Name(v)
+}
+
+// isLogicalClusterNotFound tells whether err is a shard's answer that the
+// LogicalCluster does not exist: a NotFound status of the API server
+// about core.kcp.io logicalclusters "cluster". A 404 of anything else (a
+// wrong baseURL, a proxy in front of the shard, a path the server does not
+// serve) tells nothing about the logical cluster, and is no reason to
+// delete or release a Workspace.
+func isLogicalClusterNotFound(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) || apierrors.IsUnexpectedServerError(err) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Group == corev1alpha1.GroupName && d.Kind == logicalClustersResource.Resource && d.Name == corev1alpha1.LogicalClusterName
 }
 
 // shardOf returns the Shard of ws's logical cluster.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,8 +158,10 @@ type fakeShards struct {
 	// keepDeleted keeps deleted LogicalClusters around with a
 	// deletionTimestamp, as their content deletion would.
 	keepDeleted bool
-	creates     int
-	gets        int
+	// getErr, if set, is what every Get returns.
+	getErr  error
+	creates int
+	gets    int
 }
 
 func newFakeShards() *fakeShards {
@@ -231,7 +235,11 @@ func (f *fakeShards) Get(_ context.Context, shard *corev1alpha1.Shard, cluster l
 	}
 	f.mu.Lock()
 	f.gets++
+	getErr := f.getErr
 	f.mu.Unlock()
+	if getErr != nil {
+		return nil, getErr
+	}
 	lc := f.lookup(shard.Name, cluster)
 	if lc == nil {
 		return nil, apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), corev1alpha1.LogicalClusterName)
@@ -287,6 +295,9 @@ type env struct {
 	// informer: whether getLogicalCluster shows the LogicalClusters of
 	// the local shard (root) as well as the parent's.
 	informer bool
+	// parents are the parent LogicalClusters on the server; cachedParents
+	// what the informer shows of them.
+	parents, cachedParents map[logicalcluster.Name]*corev1alpha1.LogicalCluster
 }
 
 func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
@@ -300,11 +311,12 @@ func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 		},
 	}
 	e.shardObjs["s1"].Spec.ExternalURL = "https://proxy.example.com"
-	parents := map[logicalcluster.Name]*corev1alpha1.LogicalCluster{
+	e.parents = map[logicalcluster.Name]*corev1alpha1.LogicalCluster{
 		"parent": {ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{
 			logicalcluster.PathAnnotationKey: "root:org", corev1alpha1.RequiredGroupsAnnotationKey: "org-members",
 		}}},
 	}
+	e.cachedParents = e.parents
 	e.r = &workspaceReconciler{
 		localShard:   "root",
 		getWorkspace: e.workspaces.cached,
@@ -322,11 +334,17 @@ func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 			return nil, apierrors.NewNotFound(corev1alpha1.Resource("shards"), name)
 		},
 		getLogicalCluster: func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
-			if lc, ok := parents[cluster]; ok {
+			if lc, ok := e.cachedParents[cluster]; ok {
 				return lc, nil
 			}
 			if lc := e.shards.lookup("root", cluster); lc != nil && e.informer {
 				return lc, nil
+			}
+			return nil, apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), "cluster")
+		},
+		readParent: func(_ context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+			if lc, ok := e.parents[cluster]; ok {
+				return lc.DeepCopy(), nil
 			}
 			return nil, apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), "cluster")
 		},
@@ -373,6 +391,18 @@ func newWorkspace(cluster logicalcluster.Name, name string) *tenancyv1alpha1.Wor
 	}
 }
 
+// Names chosen by an earlier reconcile, in the generated format.
+const (
+	earlier = "earlier000000000"
+	taken   = "taken00000000000"
+)
+
+// genName pads prefix ([a-z0-9], starting with a letter) with zeros to a
+// name in the format the controller generates.
+func genName(prefix string) logicalcluster.Name {
+	return logicalcluster.Name(prefix + strings.Repeat("0", clusterNameLength-len(prefix)))
+}
+
 // nameOn returns a cluster name that rendezvous hashing maps to shard
 // among shards.
 func nameOn(t *testing.T, e *env, shard string, selector map[string]string) logicalcluster.Name {
@@ -384,7 +414,7 @@ func nameOn(t *testing.T, e *env, shard string, selector map[string]string) logi
 	}
 	matching, _ := matchingShards(shards, sel)
 	for i := range 1000 {
-		n := logicalcluster.Name(fmt.Sprintf("c%s%d", shard, i))
+		n := genName(fmt.Sprintf("c%s%d", shard, i))
 		if chooseShard(n, matching).Name == shard {
 			return n
 		}
@@ -464,7 +494,7 @@ func TestScheduleRespectsSelector(t *testing.T) {
 	ws := newWorkspace("parent", "team")
 	ws.Spec.Location = &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}
 	e := newEnv(t, ws)
-	e.names = []logicalcluster.Name{"abc", "def", "ghi"}
+	e.names = []logicalcluster.Name{genName("abc"), genName("def"), genName("ghi")}
 	e.reconcile(t, "parent", "team")
 	got := e.workspaces.get(t, "parent", "team").Annotations[corev1alpha1.LogicalClusterShardAnnotationKey]
 	if got != "root" && got != "s2" {
@@ -476,7 +506,7 @@ func TestScheduleNoMatchingShard(t *testing.T) {
 	ws := newWorkspace("parent", "team")
 	ws.Spec.Location = &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "mars"}}}
 	e := newEnv(t, ws)
-	e.names = []logicalcluster.Name{"abc"}
+	e.names = []logicalcluster.Name{genName("abc")}
 	res := e.reconcile(t, "parent", "team")
 	if res.RequeueAfter != unschedulableRetry {
 		t.Errorf("requeue after %v, want %v", res.RequeueAfter, unschedulableRetry)
@@ -523,13 +553,13 @@ func TestScheduleAdoptsAfterCrash(t *testing.T) {
 	// LogicalCluster, then crashed before recording spec.cluster.
 	ws := newWorkspace("parent", "team")
 	ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
-	ws.Annotations[ClusterAnnotationKey] = "earlier"
+	ws.Annotations[ClusterAnnotationKey] = earlier
 	ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
 	e := newEnv(t, ws)
-	e.shards.put("s2", "earlier", newLogicalCluster(ws, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
+	e.shards.put("s2", earlier, newLogicalCluster(ws, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
 	e.reconcile(t, "parent", "team")
 	got := e.workspaces.get(t, "parent", "team")
-	if got.Spec.Cluster != "earlier" || e.shards.count() != 1 {
+	if got.Spec.Cluster != earlier || e.shards.count() != 1 {
 		t.Errorf("spec.cluster = %q with %d logical clusters, want the earlier one adopted", got.Spec.Cluster, e.shards.count())
 	}
 }
@@ -539,17 +569,17 @@ func TestScheduleWithStaleCache(t *testing.T) {
 	// show it yet. The conflict makes the reconcile see and keep it.
 	stored := newWorkspace("parent", "team")
 	stored.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
-	stored.Annotations[ClusterAnnotationKey] = "earlier"
+	stored.Annotations[ClusterAnnotationKey] = earlier
 	stored.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
 	e := newEnv(t, stored)
 	old := newWorkspace("parent", "team")
 	old.ResourceVersion = "0"
 	e.workspaces.stale[reconciler.Key{Cluster: "parent", Name: "team"}] = old
-	e.shards.put("s2", "earlier", newLogicalCluster(stored, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
+	e.shards.put("s2", earlier, newLogicalCluster(stored, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
 	e.names = []logicalcluster.Name{nameOn(t, e, "s1", nil)}
 
 	e.reconcile(t, "parent", "team")
-	if got := e.workspaces.get(t, "parent", "team"); got.Spec.Cluster != "earlier" || e.shards.count() != 1 {
+	if got := e.workspaces.get(t, "parent", "team"); got.Spec.Cluster != earlier || e.shards.count() != 1 {
 		t.Errorf("spec.cluster = %q with %d logical clusters, want the persisted choice", got.Spec.Cluster, e.shards.count())
 	}
 }
@@ -655,12 +685,12 @@ func TestDeleteChosenButNotRecorded(t *testing.T) {
 	// was set: the LogicalCluster is deleted too.
 	ws := newWorkspace("parent", "team")
 	ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
-	ws.Annotations[ClusterAnnotationKey] = "earlier"
+	ws.Annotations[ClusterAnnotationKey] = earlier
 	ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
 	now := metav1.NewTime(time.Now())
 	ws.DeletionTimestamp = &now
 	e := newEnv(t, ws)
-	e.shards.put("s2", "earlier", newLogicalCluster(ws, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
+	e.shards.put("s2", earlier, newLogicalCluster(ws, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
 	e.reconcile(t, "parent", "team")
 	if e.shards.count() != 0 {
 		t.Errorf("logical cluster not deleted")
@@ -674,12 +704,12 @@ func TestDeleteChosenButNotRecorded(t *testing.T) {
 func TestDeleteLeavesForeignLogicalCluster(t *testing.T) {
 	ws := newWorkspace("parent", "team")
 	ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
-	ws.Annotations[ClusterAnnotationKey] = "taken"
+	ws.Annotations[ClusterAnnotationKey] = taken
 	ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
 	now := metav1.NewTime(time.Now())
 	ws.DeletionTimestamp = &now
 	e := newEnv(t, ws)
-	e.shards.put("s2", "taken", &corev1alpha1.LogicalCluster{Spec: corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Resource: "workspaces", Name: "x", UID: "x"}}})
+	e.shards.put("s2", taken, &corev1alpha1.LogicalCluster{Spec: corev1alpha1.LogicalClusterSpec{Owner: &corev1alpha1.LogicalClusterOwner{Resource: "workspaces", Name: "x", UID: "x"}}})
 	e.reconcile(t, "parent", "team")
 	if e.shards.count() != 1 {
 		t.Errorf("another owner's logical cluster was deleted")
@@ -751,5 +781,211 @@ func TestReadyWorkspacesAreNotPolled(t *testing.T) {
 				t.Errorf("%d GETs of the logical cluster, want %d", got, tc.wantGets)
 			}
 		})
+	}
+}
+
+func TestScheduleIgnoresClusterAnnotationNotGenerated(t *testing.T) {
+	for _, bad := range []string{
+		"root", "system:admin", "root:org:team", "earlier:00000000", "earlier-00000000",
+		"Earlier000000000", "1arlier000000000", "earlier00000000", "earlier0000000000",
+	} {
+		t.Run(bad, func(t *testing.T) {
+			ws := newWorkspace("parent", "team")
+			ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
+			ws.Annotations[ClusterAnnotationKey] = bad
+			ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "s2"
+			e := newEnv(t, ws)
+			// A LogicalCluster under that name that even names the
+			// workspace as its owner: it must not be adopted.
+			e.shards.put("s2", logicalcluster.Name(bad), newLogicalCluster(ws, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "s2", nil))
+			fresh := nameOn(t, e, "s1", nil)
+			e.names = []logicalcluster.Name{fresh}
+
+			e.reconcile(t, "parent", "team")
+			got := e.workspaces.get(t, "parent", "team")
+			if got.Spec.Cluster != fresh.String() || got.Annotations[ClusterAnnotationKey] != fresh.String() ||
+				got.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] != "s1" {
+				t.Errorf("scheduled to %q (annotations %v), want a fresh name %s on s1", got.Spec.Cluster, got.Annotations, fresh)
+			}
+			if e.shards.lookup("s1", fresh) == nil || e.shards.count() != 2 {
+				t.Errorf("no new LogicalCluster created")
+			}
+		})
+	}
+}
+
+func TestDeleteIgnoresClusterAnnotationNotGenerated(t *testing.T) {
+	ws := newWorkspace("parent", "team")
+	ws.Finalizers = []string{corev1alpha1.LogicalClusterFinalizer}
+	ws.Annotations[ClusterAnnotationKey] = "root"
+	ws.Annotations[corev1alpha1.LogicalClusterShardAnnotationKey] = "root"
+	now := metav1.Now()
+	ws.DeletionTimestamp = &now
+	e := newEnv(t, ws)
+	// Made to look owned by the workspace: it must not be deleted.
+	e.shards.put("root", "root", newLogicalCluster(ws, "parent", parentInfo{path: logicalcluster.NewPath("root:org")}, "root", nil))
+
+	e.reconcile(t, "parent", "team")
+	if lc := e.shards.lookup("root", "root"); lc == nil || lc.DeletionTimestamp != nil {
+		t.Errorf("the logical cluster named by the annotation was deleted")
+	}
+	if _, err := e.workspaces.Get(context.Background(), "parent", "team"); !apierrors.IsNotFound(err) {
+		t.Errorf("workspace kept: %v", err)
+	}
+}
+
+// TestNoVerdictWithoutTheShard: a Workspace is deleted, or released when
+// it is deleted, only on the word of its shard that its LogicalCluster is
+// gone; a missing Shard, an unreachable shard or a 404 that is not about
+// the LogicalCluster keep it and show it Unavailable.
+func TestNoVerdictWithoutTheShard(t *testing.T) {
+	for _, fault := range []struct {
+		name  string
+		apply func(e *env)
+		undo  func(e *env)
+	}{
+		{name: "Shard missing", apply: func(e *env) { delete(e.shardObjs, "s2") }, undo: func(e *env) { e.shardObjs["s2"] = shard("s2", map[string]string{"region": "eu"}) }},
+		{name: "shard unreachable", apply: func(e *env) { e.shards.down["s2"] = true }, undo: func(e *env) { e.shards.down["s2"] = false }},
+		{name: "404 not from the API server", apply: func(e *env) {
+			e.shards.getErr = apierrors.NewGenericServerResponse(http.StatusNotFound, "get", corev1alpha1.Resource("logicalclusters"), "cluster", "404 page not found", 0, true)
+		}, undo: func(e *env) { e.shards.getErr = nil }},
+		{name: "404 of a path the server does not serve", apply: func(e *env) {
+			e.shards.getErr = &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,
+				Reason: metav1.StatusReasonNotFound, Message: "the server could not find the requested resource", Details: &metav1.StatusDetails{}}}
+		}, undo: func(e *env) { e.shards.getErr = nil }},
+	} {
+		for _, deleting := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, deleting %v", fault.name, deleting), func(t *testing.T) {
+				e := newEnv(t, newWorkspace("parent", "team"))
+				name := nameOn(t, e, "s2", nil)
+				e.names = []logicalcluster.Name{name}
+				e.reconcile(t, "parent", "team")
+				if deleting {
+					if err := e.workspaces.Delete(context.Background(), "parent", "team", "uid-team"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				fault.apply(e)
+
+				var writes int
+				for i := range 5 {
+					if res := e.reconcile(t, "parent", "team"); res.RequeueAfter == 0 {
+						t.Errorf("attempt %d not retried", i)
+					}
+					if i == 0 {
+						writes = e.workspaces.writes
+					}
+				}
+				ws, err := e.workspaces.Get(context.Background(), "parent", "team")
+				if err != nil {
+					t.Fatalf("workspace gone: %v", err)
+				}
+				if !hasFinalizer(ws) || (ws.DeletionTimestamp != nil) != deleting {
+					t.Errorf("finalizers %v, deletionTimestamp %v", ws.Finalizers, ws.DeletionTimestamp)
+				}
+				if !isUnavailable(ws) {
+					t.Errorf("conditions = %+v, want WorkspaceScheduled False/Unavailable", ws.Status.Conditions)
+				}
+				if e.workspaces.writes != writes {
+					t.Errorf("%d more writes while the fault lasted, want the condition written once", e.workspaces.writes-writes)
+				}
+				if lc := e.shards.lookup("s2", name); lc == nil {
+					t.Fatalf("the logical cluster was deleted")
+				}
+
+				// The fault is over: a deleted workspace goes with its
+				// logical cluster, the other one is followed again.
+				fault.undo(e)
+				e.reconcile(t, "parent", "team")
+				e.reconcile(t, "parent", "team")
+				ws, err = e.workspaces.Get(context.Background(), "parent", "team")
+				switch {
+				case deleting:
+					if !apierrors.IsNotFound(err) || e.shards.lookup("s2", name) != nil {
+						t.Errorf("after the fault: workspace %v (%v), logical cluster left: %v", ws, err, e.shards.lookup("s2", name) != nil)
+					}
+				case err != nil || !conditionsv1alpha1.IsTrue(ws, tenancyv1alpha1.WorkspaceScheduled):
+					t.Errorf("after the fault: workspace %+v, %v", ws, err)
+				}
+			})
+		}
+	}
+}
+
+func TestUnavailableBackoff(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "s1", nil)
+	e.names = []logicalcluster.Name{name}
+	e.shards.down["s1"] = true
+
+	retryUntilCapped := func() {
+		t.Helper()
+		var last time.Duration
+		for i := range 20 {
+			d := e.reconcile(t, "parent", "team").RequeueAfter
+			if d > unavailableMaxBackoff || (d < last) || (d == last && d != unavailableMaxBackoff) {
+				t.Fatalf("attempt %d after %v, the one before after %v: want doubling up to %v", i, d, last, unavailableMaxBackoff)
+			}
+			last = d
+		}
+		if last != unavailableMaxBackoff {
+			t.Errorf("delay reached %v, want %v", last, unavailableMaxBackoff)
+		}
+	}
+	// Down while scheduling, then while following.
+	for _, phase := range []corev1alpha1.LogicalClusterPhaseType{"Scheduling", "Initializing"} {
+		e.shards.down["s1"] = true
+		retryUntilCapped()
+		if ws := e.workspaces.get(t, "parent", "team"); ws.Status.Phase != phase || !isUnavailable(ws) {
+			t.Fatalf("status while down = %+v, want phase %s and Unavailable", ws.Status, phase)
+		}
+
+		// Back: the workspace is polled eagerly again.
+		e.shards.down["s1"] = false
+		if d := e.reconcile(t, "parent", "team").RequeueAfter; d != initialBackoff {
+			t.Errorf("%s: first poll after recovery after %v, want %v", phase, d, initialBackoff)
+		}
+		if d := e.reconcile(t, "parent", "team").RequeueAfter; d != 2*initialBackoff {
+			t.Errorf("%s: second poll after recovery after %v, want %v", phase, d, 2*initialBackoff)
+		}
+	}
+}
+
+func TestIsLogicalClusterNotFound(t *testing.T) {
+	lcs := corev1alpha1.Resource("logicalclusters")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"the LogicalCluster", apierrors.NewNotFound(lcs, "cluster"), true},
+		{"wrapped", fmt.Errorf("getting: %w", apierrors.NewNotFound(lcs, "cluster")), true},
+		{"another name", apierrors.NewNotFound(lcs, "other"), false},
+		{"another resource", apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), "cluster"), false},
+		{"not a status", apierrors.NewGenericServerResponse(http.StatusNotFound, "get", lcs, "cluster", "404 page not found", 0, true), false},
+		{"no details", &apierrors.StatusError{ErrStatus: metav1.Status{Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound}}, false},
+		{"forbidden", apierrors.NewForbidden(lcs, "cluster", errors.New("no")), false},
+		{"connection refused", errConnectionRefused, false},
+		{"nil", nil, false},
+	} {
+		if got := isLogicalClusterNotFound(tc.err); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestScheduleInheritsFromTheParentAsStored(t *testing.T) {
+	// The required groups of the parent were just set; the informer does
+	// not show them yet.
+	e := newEnv(t, newWorkspace("parent", "team"))
+	e.cachedParents = map[logicalcluster.Name]*corev1alpha1.LogicalCluster{
+		"parent": {ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{logicalcluster.PathAnnotationKey: "root:org"}}},
+	}
+	name := nameOn(t, e, "s1", nil)
+	e.names = []logicalcluster.Name{name}
+	e.reconcile(t, "parent", "team")
+	lc := e.shards.lookup("s1", name)
+	if lc == nil || lc.Annotations[corev1alpha1.RequiredGroupsAnnotationKey] != "org-members" {
+		t.Errorf("child LogicalCluster %+v, want the required groups of the parent as stored", lc)
 	}
 }

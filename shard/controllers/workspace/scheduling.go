@@ -39,6 +39,23 @@ func newClusterName() logicalcluster.Name {
 	return logicalcluster.Name(b[:])
 }
 
+// isGeneratedClusterName tells whether name has the format newClusterName
+// generates: clusterNameLength characters of [a-z0-9], the first a letter.
+// Only such names are taken from the internal.tenancy.kcp.io/cluster
+// annotation, so that the annotation can never point the controller at
+// root, a system:* cluster, a path or any other name it did not choose.
+func isGeneratedClusterName(name string) bool {
+	if len(name) != clusterNameLength || !strings.ContainsRune(letters, rune(name[0])) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if !strings.ContainsRune(lettersDigits, rune(name[i])) {
+			return false
+		}
+	}
+	return true
+}
+
 // matchingShards returns the shards whose labels match selector; a nil
 // selector matches every shard.
 func matchingShards(shards []*corev1alpha1.Shard, selector *metav1.LabelSelector) ([]*corev1alpha1.Shard, error) {

@@ -44,6 +44,37 @@ func TestNewClusterName(t *testing.T) {
 	}
 }
 
+func TestIsGeneratedClusterName(t *testing.T) {
+	for i := range 100 {
+		if n := newClusterName(); !isGeneratedClusterName(n.String()) {
+			t.Fatalf("generated name %d %q refused", i, n)
+		}
+	}
+	for name, want := range map[string]bool{
+		"a0b1c2d3e4f5g6h7":  true,
+		"zzzzzzzzzzzzzzzz":  true,
+		"":                  false,
+		"root":              false,
+		"system:admin":      false,
+		"system:abcdefghij": false,
+		"root:abcdefghijkl": false,
+		"abcdefghijklmno:":  false,
+		"abcdefghijklmnop:": false,
+		"abcdefgh-ijklmno":  false,
+		"Abcdefghijklmnop":  false,
+		"abcdefghijklmnoP":  false,
+		"0bcdefghijklmnop":  false,
+		"abcdefghijklmno":   false,
+		"abcdefghijklmnopq": false,
+		"abcdefghijklmné":   false,
+		"*":                 false,
+	} {
+		if got := isGeneratedClusterName(name); got != want {
+			t.Errorf("isGeneratedClusterName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestChooseShardIsConsistent(t *testing.T) {
 	shards := []*corev1alpha1.Shard{shard("root", nil), shard("s1", nil), shard("s2", nil), shard("s3", nil)}
 	reversed := slices.Clone(shards)

@@ -39,13 +39,19 @@ func mirrorStatus(ws *tenancyv1alpha1.Workspace, lc *corev1alpha1.LogicalCluster
 // changed; an existing Unavailable condition is kept as is, so that a shard
 // that stays down does not cause a status write per attempt.
 func markUnavailable(ws *tenancyv1alpha1.Workspace, format string, args ...any) bool {
-	if c := conditionsv1alpha1.Get(ws, tenancyv1alpha1.WorkspaceScheduled); c != nil &&
-		c.Status == corev1.ConditionFalse && c.Reason == tenancyv1alpha1.WorkspaceReasonUnavailable {
+	if isUnavailable(ws) {
 		return false
 	}
 	conditionsv1alpha1.MarkFalse(ws, tenancyv1alpha1.WorkspaceScheduled, tenancyv1alpha1.WorkspaceReasonUnavailable,
 		conditionsv1alpha1.ConditionSeverityWarning, format, args...)
 	return true
+}
+
+// isUnavailable tells whether ws shows that the shard of its logical
+// cluster is unknown or cannot be reached.
+func isUnavailable(ws *tenancyv1alpha1.Workspace) bool {
+	c := conditionsv1alpha1.Get(ws, tenancyv1alpha1.WorkspaceScheduled)
+	return c != nil && c.Status == corev1.ConditionFalse && c.Reason == tenancyv1alpha1.WorkspaceReasonUnavailable
 }
 
 // markUnschedulable records on ws why it cannot be scheduled.

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -106,6 +107,18 @@ func TestBackoff(t *testing.T) {
 	b.reset(a)
 	if d := b.next(a); d != 100*time.Millisecond {
 		t.Errorf("after reset: %v", d)
+	}
+	// Another cap: the delay grows past the backoff's own max, and comes
+	// back down to it.
+	b.reset(a)
+	got = nil
+	for range 6 {
+		got = append(got, b.nextUpTo(a, 2*time.Second))
+	}
+	got = append(got, b.next(a))
+	want = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 2 * time.Second, time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("delays with another cap = %v, want %v", got, want)
 	}
 	b.reset(a)
 	b.reset(c)

@@ -100,22 +100,31 @@ func New(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	if err := c.Watch(shards.Informer(), reconciler.EnqueueMappedHandler(c, func(s *corev1alpha1.Shard) []reconciler.Key {
-		if logicalcluster.From(s) != logicalcluster.Root {
-			return nil
-		}
-		all, err := types.Lister().List(labels.Everything())
-		if err != nil {
-			return nil
-		}
-		keys := make([]reconciler.Key, 0, len(all))
-		for _, wt := range all {
-			keys = append(keys, reconciler.Key{Cluster: logicalcluster.From(wt), Name: wt.Name})
-		}
-		return keys
+		return typesForShard(s, func() ([]*tenancyv1alpha1.WorkspaceType, error) {
+			return types.Lister().List(labels.Everything())
+		})
 	})); err != nil {
 		return nil, err
 	}
 	return &Controller{ctrl: c}, nil
+}
+
+// typesForShard returns the keys of the WorkspaceTypes an event of the
+// Shard s concerns: all of them for a Shard of root, none for a Shard
+// elsewhere, which is not part of the installation.
+func typesForShard(s *corev1alpha1.Shard, list func() ([]*tenancyv1alpha1.WorkspaceType, error)) []reconciler.Key {
+	if logicalcluster.From(s) != logicalcluster.Root {
+		return nil
+	}
+	all, err := list()
+	if err != nil {
+		return nil
+	}
+	keys := make([]reconciler.Key, 0, len(all))
+	for _, wt := range all {
+		keys = append(keys, reconciler.Key{Cluster: logicalcluster.From(wt), Name: wt.Name})
+	}
+	return keys
 }
 
 // Name returns ControllerName.

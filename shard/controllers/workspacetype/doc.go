@@ -8,7 +8,7 @@
 // sorted, and the condition Ready is True (False with reason NoShards while
 // no Shard exists). The URLs are listed for every type, with or without
 // spec.initializer, as kcp does. All types are reconciled again when Shards
-// change.
+// of root change; events of Shards in other logical clusters are ignored.
 //
 // # Wiring in the shard
 //

@@ -127,3 +127,25 @@ func TestReconcile(t *testing.T) {
 		t.Errorf("reconcile of a deleted type: %v", err)
 	}
 }
+
+func TestTypesForShard(t *testing.T) {
+	all := []*tenancyv1alpha1.WorkspaceType{
+		{ObjectMeta: metav1.ObjectMeta{Name: "universal", Annotations: map[string]string{logicalcluster.AnnotationKey: "root"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "custom", Annotations: map[string]string{logicalcluster.AnnotationKey: "orgcluster"}}},
+	}
+	list := func() ([]*tenancyv1alpha1.WorkspaceType, error) { return all, nil }
+	inCluster := func(cluster string) *corev1alpha1.Shard {
+		s := shard("s1", "https://s1", "")
+		s.Annotations = map[string]string{logicalcluster.AnnotationKey: cluster}
+		return s
+	}
+	want := []reconciler.Key{{Cluster: "root", Name: "universal"}, {Cluster: "orgcluster", Name: "custom"}}
+	if got := typesForShard(inCluster("root"), list); !cmp.Equal(got, want) {
+		t.Errorf("for a Shard of root: %v, want %v", got, want)
+	}
+	for _, cluster := range []string{"orgcluster", "system:admin", ""} {
+		if got := typesForShard(inCluster(cluster), list); len(got) != 0 {
+			t.Errorf("a Shard in %q enqueued %v", cluster, got)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 // Package shards serves core.kcp.io/v1alpha1 Shards: the servers of an
 // installation that logical clusters are scheduled onto. Shard objects
-// live in the root logical cluster.
+// live in the root logical cluster: creating one elsewhere is refused. Their
+// URLs are https: shards talk to each other with client certificates, which
+// plain http would silently drop.
 package shards
 
 import (
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
@@ -56,6 +59,17 @@ func setDefaults(spec *corev1alpha1.ShardSpec) {
 	}
 }
 
+// Validate validates a new Shard, which can only be created in the root
+// logical cluster (of the request context): the shards of an installation
+// are read from there.
+func (s strategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	errs := s.Strategy.Validate(ctx, obj)
+	if c, ok := logicalcluster.ClusterFrom(ctx); !ok || c.Wildcard || c.Name != logicalcluster.Root {
+		errs = append(errs, field.Forbidden(field.NewPath("metadata"), "Shard objects live in the root logical cluster"))
+	}
+	return errs
+}
+
 // validate validates a new Shard.
 func validate(s *corev1alpha1.Shard) field.ErrorList {
 	errs := validation.ValidateObjectMeta(&s.ObjectMeta, false, validation.NameIsDNSSubdomain, field.NewPath("metadata"))
@@ -68,37 +82,38 @@ func validateUpdate(s, old *corev1alpha1.Shard) field.ErrorList {
 	return append(errs, validateSpec(&s.Spec, field.NewPath("spec"))...)
 }
 
+// validateSpec requires baseURL, and every URL set to be an absolute https
+// URL.
 func validateSpec(spec *corev1alpha1.ShardSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if spec.BaseURL == "" {
 		errs = append(errs, field.Required(p.Child("baseURL"), ""))
-	} else if msg := invalidURL(spec.BaseURL, true); msg != "" {
+	} else if msg := invalidURL(spec.BaseURL); msg != "" {
 		errs = append(errs, field.Invalid(p.Child("baseURL"), spec.BaseURL, msg))
 	}
 	if spec.ExternalURL != "" {
-		if msg := invalidURL(spec.ExternalURL, false); msg != "" {
+		if msg := invalidURL(spec.ExternalURL); msg != "" {
 			errs = append(errs, field.Invalid(p.Child("externalURL"), spec.ExternalURL, msg))
 		}
 	}
 	if spec.VirtualWorkspaceURL != "" {
-		if msg := invalidURL(spec.VirtualWorkspaceURL, false); msg != "" {
+		if msg := invalidURL(spec.VirtualWorkspaceURL); msg != "" {
 			errs = append(errs, field.Invalid(p.Child("virtualWorkspaceURL"), spec.VirtualWorkspaceURL, msg))
 		}
 	}
 	return errs
 }
 
-// invalidURL says why s is not an absolute URL (with scheme http or https
-// if httpOnly), or returns "".
-func invalidURL(s string, httpOnly bool) string {
+// invalidURL says why s is not an absolute https URL, or returns "".
+func invalidURL(s string) string {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
 		return err.Error()
 	case u.Scheme == "" || u.Host == "":
 		return "must be an absolute URL with scheme and host"
-	case httpOnly && u.Scheme != "https" && u.Scheme != "http":
-		return "the scheme must be https or http"
+	case u.Scheme != "https":
+		return "the scheme must be https: shards authenticate to each other with client certificates, which other schemes do not carry"
 	}
 	return ""
 }

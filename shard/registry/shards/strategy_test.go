@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
 func newShard(mutate func(*corev1alpha1.Shard)) *corev1alpha1.Shard {
@@ -34,6 +36,11 @@ func fieldsOf(errs field.ErrorList) []string {
 	return fields
 }
 
+// inRoot returns a request context of the root logical cluster.
+func inRoot(t *testing.T) context.Context {
+	return logicalcluster.WithCluster(t.Context(), logicalcluster.Cluster{Name: logicalcluster.Root})
+}
+
 func TestValidate(t *testing.T) {
 	s := newStrategy(runtime.NewScheme())
 	tests := []struct {
@@ -42,7 +49,12 @@ func TestValidate(t *testing.T) {
 		wantFields []string // empty: valid
 	}{
 		{name: "base URL only", shard: newShard(nil)},
-		{name: "http base URL", shard: newShard(func(s *corev1alpha1.Shard) { s.Spec.BaseURL = "http://127.0.0.1:6443" })},
+		{name: "http base URL", shard: newShard(func(s *corev1alpha1.Shard) { s.Spec.BaseURL = "http://127.0.0.1:6443" }),
+			wantFields: []string{"spec.baseURL"}},
+		{name: "http external and virtual workspace URLs", shard: newShard(func(s *corev1alpha1.Shard) {
+			s.Spec.ExternalURL = "http://proxy.example.com"
+			s.Spec.VirtualWorkspaceURL = "http://vw.example.com"
+		}), wantFields: []string{"spec.externalURL", "spec.virtualWorkspaceURL"}},
 		{name: "all URLs", shard: newShard(func(s *corev1alpha1.Shard) {
 			s.Spec.ExternalURL = "https://proxy.example.com:443"
 			s.Spec.VirtualWorkspaceURL = "https://vw.example.com"
@@ -64,7 +76,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := s.Validate(t.Context(), tt.shard)
+			errs := s.Validate(inRoot(t), tt.shard)
 			if diff := cmp.Diff(tt.wantFields, fieldsOf(errs)); diff != "" {
 				t.Errorf("error fields (-want +got):\n%s\n%v", diff, errs)
 			}
@@ -72,9 +84,54 @@ func TestValidate(t *testing.T) {
 	}
 
 	old := newShard(nil)
-	upd := newShard(func(s *corev1alpha1.Shard) { s.Spec.BaseURL = "" })
-	if diff := cmp.Diff([]string{"spec.baseURL"}, fieldsOf(s.ValidateUpdate(t.Context(), upd, old))); diff != "" {
-		t.Errorf("update error fields (-want +got):\n%s", diff)
+	for _, tt := range []struct {
+		name       string
+		upd        *corev1alpha1.Shard
+		wantFields []string
+	}{
+		{name: "no base URL", upd: newShard(func(s *corev1alpha1.Shard) { s.Spec.BaseURL = "" }), wantFields: []string{"spec.baseURL"}},
+		{name: "http base URL", upd: newShard(func(s *corev1alpha1.Shard) { s.Spec.BaseURL = "http://root.shard:6443" }), wantFields: []string{"spec.baseURL"}},
+		{name: "new https base URL", upd: newShard(func(s *corev1alpha1.Shard) { s.Spec.BaseURL = "https://new.shard:6443" })},
+	} {
+		t.Run("update: "+tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.wantFields, fieldsOf(s.ValidateUpdate(inRoot(t), tt.upd, old))); diff != "" {
+				t.Errorf("update error fields (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateCluster(t *testing.T) {
+	s := newStrategy(runtime.NewScheme())
+	tests := []struct {
+		name    string
+		cluster *logicalcluster.Cluster // nil: none in the context
+		allowed bool
+	}{
+		{name: "root", cluster: &logicalcluster.Cluster{Name: logicalcluster.Root}, allowed: true},
+		{name: "an organization", cluster: &logicalcluster.Cluster{Name: "orgc"}},
+		{name: "a system cluster", cluster: &logicalcluster.Cluster{Name: logicalcluster.SystemAdmin}},
+		{name: "wildcard", cluster: &logicalcluster.Cluster{Wildcard: true}},
+		{name: "no cluster", cluster: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			if tt.cluster != nil {
+				ctx = logicalcluster.WithCluster(ctx, *tt.cluster)
+			}
+			errs := s.Validate(ctx, newShard(nil))
+			if tt.allowed {
+				if len(errs) != 0 {
+					t.Errorf("refused in %s: %v", tt.name, errs)
+				}
+				return
+			}
+			if len(errs) != 1 || errs[0].Type != field.ErrorTypeForbidden || errs[0].Field != "metadata" ||
+				errs[0].Detail != "Shard objects live in the root logical cluster" {
+				t.Errorf("errors %v, want metadata forbidden: Shard objects live in the root logical cluster", errs)
+			}
+		})
 	}
 }
 

@@ -111,6 +111,14 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	default:
 	}
 	treeDur := time.Since(start)
+	rssTree, err := s.settledRSS(ctx)
+	if err != nil {
+		return err
+	}
+	gTree, err := goroutines(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
 
 	// 3. Deleting the tree: its top-level workspaces go when everything
 	// below them is gone.
@@ -134,6 +142,8 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	gPerWS := float64(gAfter-gBefore) / float64(flat)
 	fmt.Printf("  memory: RSS %s -> %s with %d Ready workspaces: %.1f KiB and %.2f goroutines per workspace (goroutines %d -> %d)\n",
 		mib(rssBefore), mib(rssAfter), flat, perWS/1024, gPerWS, gBefore, gAfter)
+	fmt.Printf("          marginal, %d -> %d workspaces (bounded client caches already full): RSS %s -> %s, %.1f KiB per workspace, goroutines %d -> %d\n",
+		flat, flat+total, mib(rssAfter), mib(rssTree), float64(rssTree-rssAfter)/1024/float64(total), gAfter, gTree)
 	fmt.Printf("  kcp v0.32.3 built from source on a machine like this one: 2.3 workspaces/s flat (1,000 under root), 3.4 MiB and 24 goroutines per workspace\n")
 	fmt.Printf("  kcp's published load test: 8/s in a tree, 2/s flat, ~1 h to delete 10,000, 7.4-9.8 MiB per empty workspace\n")
 	fmt.Printf("  ratios (Tessera/kcp): flat %.0fx faster; memory per workspace %.4f of kcp's 3.4 MiB\n\n",

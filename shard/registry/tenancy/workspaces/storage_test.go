@@ -1,76 +1,31 @@
 package workspaces
 
 import (
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
-	"k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/store/storetest"
 )
 
-// noStorage returns a RESTOptionsGetter that builds no storage: the tests
-// check what NewStorage wires, not what etcd does.
-func noStorage() generic.RESTOptionsGetter {
-	return generic.RESTOptions{
-		StorageConfig:  &storagebackend.ConfigForResource{},
-		ResourcePrefix: "tenancy.kcp.io/workspaces",
-		Decorator: func(*storagebackend.ConfigForResource, string, func(runtime.Object) (string, error), func() runtime.Object, func() runtime.Object,
-			storage.AttrFunc, storage.IndexerFuncs, *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
-			return nil, func() {}, nil
-		},
-	}
-}
-
 func TestNewStorage(t *testing.T) {
-	storages, err := NewStorage(runtime.NewScheme(), noStorage())
+	storages, err := NewStorage(runtime.NewScheme(), storetest.NoStorage("tenancy.kcp.io/workspaces"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := slices.Sorted(maps.Keys(storages)); !slices.Equal(got, []string{"workspaces", "workspaces/status"}) {
-		t.Fatalf("storages %v", got)
-	}
-
-	main := storages["workspaces"]
-	if _, ok := main.New().(*tenancyv1alpha1.Workspace); !ok {
-		t.Errorf("new object %T", main.New())
-	}
-	if s, ok := main.(rest.Scoper); !ok || s.NamespaceScoped() {
-		t.Error("workspaces are not cluster-scoped")
-	}
-	if s, ok := main.(rest.ShortNamesProvider); !ok || !slices.Equal(s.ShortNames(), []string{"ws"}) {
-		t.Error("short name is not ws")
-	}
-	if c, ok := main.(rest.CategoriesProvider); !ok || !slices.Equal(c.Categories(), []string{"kcp"}) {
-		t.Error("category is not kcp")
-	}
-	if s, ok := main.(rest.SingularNameProvider); !ok || s.GetSingularName() != "workspace" {
-		t.Error("singular name is not workspace")
-	}
-
-	status, ok := storages["workspaces/status"].(interface {
-		rest.Getter
-		rest.Updater
-		rest.ResetFieldsStrategy
-	})
-	if !ok {
-		t.Fatalf("status storage %T cannot get, update and reset fields", storages["workspaces/status"])
-	}
-	if reset := status.GetResetFields()["tenancy.kcp.io/v1alpha1"]; reset == nil || !reset.Has(fieldpath.MakePathOrDie("spec")) {
-		t.Errorf("status writes reset %v, want spec among them", reset)
-	}
+	storetest.ClusterScopedWithStatus{
+		Resource:     "workspaces",
+		GroupVersion: "tenancy.kcp.io/v1alpha1",
+		Singular:     "workspace",
+		ShortNames:   []string{"ws"},
+		Categories:   []string{"kcp"},
+		IsNew:        func(o runtime.Object) bool { _, ok := o.(*tenancyv1alpha1.Workspace); return ok },
+	}.Check(t, storages)
 }
 
 func TestTableConvertor(t *testing.T) {

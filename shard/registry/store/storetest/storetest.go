@@ -1,0 +1,83 @@
+// Package storetest holds test helpers for registries built on
+// shard/registry/store: what NewStorage wires, without etcd.
+package storetest
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// NoStorage returns a RESTOptionsGetter that builds no storage: tests that
+// use it check what NewStorage wires, not what etcd does.
+func NoStorage(resourcePrefix string) generic.RESTOptionsGetter {
+	return generic.RESTOptions{
+		StorageConfig:  &storagebackend.ConfigForResource{},
+		ResourcePrefix: resourcePrefix,
+		Decorator: func(*storagebackend.ConfigForResource, string, func(runtime.Object) (string, error), func() runtime.Object, func() runtime.Object,
+			storage.AttrFunc, storage.IndexerFuncs, *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+			return nil, func() {}, nil
+		},
+	}
+}
+
+// ClusterScopedWithStatus is what NewStorage must wire for a cluster-scoped
+// resource with a status subresource.
+type ClusterScopedWithStatus struct {
+	// Resource is the plural resource name, e.g. workspaces.
+	Resource string
+	// GroupVersion is the group version whose reset fields are checked.
+	GroupVersion string
+	Singular     string
+	ShortNames   []string
+	Categories   []string
+	// IsNew tells whether New() returned the right type.
+	IsNew func(runtime.Object) bool
+}
+
+// Check fails t unless storages wires want: exactly the resource and its
+// status, cluster-scoped, with the names and categories, and a status
+// storage that gets, updates and resets spec.
+func (want ClusterScopedWithStatus) Check(t *testing.T, storages map[string]rest.Storage) {
+	t.Helper()
+	status := want.Resource + "/status"
+	if got := slices.Sorted(maps.Keys(storages)); !slices.Equal(got, []string{want.Resource, status}) {
+		t.Fatalf("storages %v", got)
+	}
+	main := storages[want.Resource]
+	if !want.IsNew(main.New()) {
+		t.Errorf("new object %T", main.New())
+	}
+	if s, ok := main.(rest.Scoper); !ok || s.NamespaceScoped() {
+		t.Errorf("%s are not cluster-scoped", want.Resource)
+	}
+	if s, ok := main.(rest.ShortNamesProvider); !ok || !slices.Equal(s.ShortNames(), want.ShortNames) {
+		t.Errorf("short names of %s are not %v", want.Resource, want.ShortNames)
+	}
+	if c, ok := main.(rest.CategoriesProvider); !ok || !slices.Equal(c.Categories(), want.Categories) {
+		t.Errorf("categories of %s are not %v", want.Resource, want.Categories)
+	}
+	if s, ok := main.(rest.SingularNameProvider); !ok || s.GetSingularName() != want.Singular {
+		t.Errorf("singular name is not %s", want.Singular)
+	}
+	st, ok := storages[status].(interface {
+		rest.Getter
+		rest.Updater
+		rest.ResetFieldsStrategy
+	})
+	if !ok {
+		t.Fatalf("status storage %T cannot get, update and reset fields", storages[status])
+	}
+	if reset := st.GetResetFields()[fieldpath.APIVersion(want.GroupVersion)]; reset == nil || !reset.Has(fieldpath.MakePathOrDie("spec")) {
+		t.Errorf("status writes reset %v, want spec among them", reset)
+	}
+}

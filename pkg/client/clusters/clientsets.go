@@ -87,5 +87,11 @@ func NewKCPForConfig(cfg *rest.Config) (*KCPClusterClientset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building http client for %s: %w", cfg.Host, err)
 	}
+	return NewKCPForConfigAndClient(cfg, httpClient)
+}
+
+// NewKCPForConfigAndClient returns a KCPClusterClientset whose clients share
+// httpClient.
+func NewKCPForConfigAndClient(cfg *rest.Config, httpClient *http.Client) (*KCPClusterClientset, error) {
 	return NewCache(cfg, httpClient, kcpclient.NewForConfigAndClient, 0)
 }

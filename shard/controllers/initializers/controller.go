@@ -3,7 +3,6 @@ package initializers
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -11,14 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
-	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/reconciler"
 )
@@ -69,15 +66,11 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s controller: building http client: %w", ControllerName, err)
 	}
-	kcp, err := clusters.NewCache(loopback, httpClient, func(c *rest.Config, h *http.Client) (*kcpclient.Clientset, error) {
-		return kcpclient.NewForConfigAndClient(c, h)
-	}, 0)
+	kcp, err := clusters.NewKCPForConfigAndClient(loopback, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
 	}
-	kube, err := clusters.NewCache(loopback, httpClient, func(c *rest.Config, h *http.Client) (kubernetes.Interface, error) {
-		return kubernetes.NewForConfigAndClient(c, h)
-	}, 0)
+	kube, err := clusters.NewForConfigAndClient(loopback, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
 	}

@@ -114,7 +114,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s controller: building http client: %w", ControllerName, err)
 	}
-	local, err := clusters.NewCache(loopback, httpClient, newKCPClient, 0)
+	local, err := clusters.NewKCPForConfigAndClient(loopback, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
 	}
@@ -271,10 +271,6 @@ func fromUnstructured(u *unstructured.Unstructured) (*corev1alpha1.LogicalCluste
 	return lc, nil
 }
 
-func newKCPClient(cfg *rest.Config, httpClient *http.Client) (*kcpclient.Clientset, error) {
-	return kcpclient.NewForConfigAndClient(cfg, httpClient)
-}
-
 // workspaceClients writes Workspaces of the local shard.
 type workspaceClients struct {
 	clients *clusters.Cache[*kcpclient.Clientset]
@@ -371,7 +367,7 @@ func (s *shardClients) forCluster(shard *corev1alpha1.Shard, cluster logicalclus
 		if err != nil {
 			return nil, nil, fmt.Errorf("http client for shard %s: %w", shard.Name, err)
 		}
-		cache, err := clusters.NewCache(cfg, httpClient, newKCPClient, 0)
+		cache, err := clusters.NewKCPForConfigAndClient(cfg, httpClient)
 		if err != nil {
 			return nil, nil, fmt.Errorf("clients for shard %s: %w", shard.Name, err)
 		}

@@ -3,7 +3,6 @@ package workspacetype
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,7 +12,6 @@ import (
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
-	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/reconciler"
 )
@@ -61,9 +59,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s controller: building http client: %w", ControllerName, err)
 	}
-	clients, err := clusters.NewCache(loopback, httpClient, func(c *rest.Config, h *http.Client) (*kcpclient.Clientset, error) {
-		return kcpclient.NewForConfigAndClient(c, h)
-	}, 0)
+	clients, err := clusters.NewKCPForConfigAndClient(loopback, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
 	}

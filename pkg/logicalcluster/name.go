@@ -133,6 +133,23 @@ type Cluster struct {
 	Name Name
 	// Wildcard is set for /clusters/* requests.
 	Wildcard bool
+	// Path is the workspace path the request addressed the cluster by
+	// (root:org:team), empty when it used the name. Messages to the
+	// caller name the cluster by it: a workspace's logical cluster name is
+	// not the caller's to learn.
+	Path string
+}
+
+// String returns the cluster as the request addressed it: its path, its
+// name, or * for all clusters.
+func (c Cluster) String() string {
+	switch {
+	case c.Wildcard:
+		return string(Wildcard)
+	case c.Path != "":
+		return c.Path
+	}
+	return string(c.Name)
 }
 
 // WithCluster returns a context that carries the request's logical cluster.

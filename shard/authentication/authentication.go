@@ -42,6 +42,8 @@ type Authentication struct {
 	// tokens and service account tokens, all with system:authenticated
 	// added; and GET/HEAD of the health paths and /version as
 	// system:anonymous. Anonymous requests for anything else are refused.
+	// A user who impersonates someone is limited to the request's logical
+	// cluster (scopeImpersonators).
 	Request authenticator.Request
 	// TokenReview authenticates the tokens of TokenReviews
 	// (reviews.NewTokenReviews): static tokens, and service account tokens
@@ -105,7 +107,7 @@ func (c *Config) New(deps Deps) (*Authentication, error) {
 	)
 
 	return &Authentication{
-		Request:              union.New(group.NewAuthenticatedGroupAdder(union.New(authenticators...)), healthAnonymous{}),
+		Request:              scopeImpersonators(union.New(group.NewAuthenticatedGroupAdder(union.New(authenticators...)), healthAnonymous{})),
 		TokenReview:          withAuthenticatedGroup(serviceaccount.InRequestCluster(anyToken)),
 		TokenRequest:         tokenRequest,
 		ServiceAccountTokens: saTokens,

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/scopes"
 	"github.com/tessera-dev/tessera/shard/authorization/rbac"
 )
 
@@ -103,6 +104,10 @@ func (a *Authorizer) decide(ctx context.Context, cluster logicalcluster.Cluster,
 	if u == nil {
 		return deny(stageGuard, "no user")
 	}
+	if !scopes.Contains(u, cluster) {
+		u = scopes.OutOfScope(u)
+		attrs = withUser(attrs, u)
+	}
 	if isPrivileged(u) {
 		return allow(stageMasters, "member of "+user.SystemPrivilegedGroup)
 	}
@@ -117,17 +122,17 @@ func (a *Authorizer) decide(ctx context.Context, cluster logicalcluster.Cluster,
 	switch {
 	case err != nil:
 		return verdict{decision: authorizer.DecisionNoOpinion, stage: stageContent, reason: WorkspaceAccessNotPermittedReason,
-			err: fmt.Errorf("reading the LogicalCluster of %q: %w", cluster.Name, err)}
+			err: fmt.Errorf("reading the LogicalCluster of %q: %w", cluster, err)}
 	case !exists:
-		return deny(stageContent, fmt.Sprintf("%s: logical cluster %q does not exist", WorkspaceAccessNotPermittedReason, cluster.Name))
+		return deny(stageContent, fmt.Sprintf("%s: logical cluster %q does not exist", WorkspaceAccessNotPermittedReason, cluster))
 	}
-	access, refusal := a.content(ctx, cluster.Name, st, u)
+	access, refusal := a.content(ctx, cluster, st, u)
 	if refusal != nil {
 		return *refusal
 	}
 	if st.RequiredGroups != "" && !access.serviceAccount {
 		if required := ParseRequiredGroups(st.RequiredGroups); !required.SatisfiedBy(u.GetGroups()) {
-			return deny(stageRequiredGroups, fmt.Sprintf("user %q is not a member of the groups logical cluster %q requires: %s", u.GetName(), cluster.Name, required))
+			return deny(stageRequiredGroups, fmt.Sprintf("user %q is not a member of the groups logical cluster %q requires: %s", u.GetName(), cluster, required))
 		}
 	}
 
@@ -142,7 +147,13 @@ func (a *Authorizer) decide(ctx context.Context, cluster logicalcluster.Cluster,
 // such as verb use on a WorkspaceType.
 func (a *Authorizer) Policy() authorizer.Authorizer {
 	return authorizer.AuthorizerFunc(func(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
-		if u := attrs.GetUser(); u != nil && isPrivileged(u) {
+		u := attrs.GetUser()
+		if u == nil {
+			return authorizer.DecisionDeny, "no user", nil
+		}
+		if c, _ := logicalcluster.ClusterFrom(ctx); !scopes.Contains(u, c) {
+			attrs = withUser(attrs, scopes.OutOfScope(u))
+		} else if isPrivileged(u) {
 			return authorizer.DecisionAllow, "member of " + user.SystemPrivilegedGroup, nil
 		}
 		return a.policy.Authorize(ctx, attrs)
@@ -182,8 +193,11 @@ func (a *Authorizer) RulesFor(ctx context.Context, u user.Info, namespace string
 // if it would let u in. The error lists bindings whose roles could not be
 // resolved; the rules are then incomplete.
 func (a *Authorizer) PolicyRulesFor(ctx context.Context, cluster logicalcluster.Name, u user.Info, namespace string) ([]rbacv1.PolicyRule, error) {
+	if !scopes.Contains(u, logicalcluster.Cluster{Name: cluster}) {
+		u = scopes.OutOfScope(u)
+	}
 	if st, exists, err := a.clusterState(cluster); err == nil && exists {
-		if access, refusal := a.content(ctx, cluster, st, u); refusal == nil {
+		if access, refusal := a.content(ctx, logicalcluster.Cluster{Name: cluster}, st, u); refusal == nil {
 			u = withGroups(u, access.groups...)
 		}
 	}

@@ -159,6 +159,13 @@ func serviceAccountOf(cluster logicalcluster.Name, namespace, name string) *user
 	}
 }
 
+// scoped returns u with scope values.
+func scoped(u *user.DefaultInfo, values ...string) *user.DefaultInfo {
+	c := *u
+	c.Extra = map[string][]string{"authentication.kcp.io/scopes": values}
+	return &c
+}
+
 func get(u user.Info, resource, namespace, name string) authorizer.AttributesRecord {
 	return authorizer.AttributesRecord{User: u, Verb: "get", APIVersion: "v1", Resource: resource, Namespace: namespace, Name: name, ResourceRequest: true}
 }
@@ -263,6 +270,21 @@ func TestChain(t *testing.T) {
 		{"cluster admin of a", "a", authorizer.AttributesRecord{User: someone("admin-a"), Verb: "delete", Resource: "secrets", Namespace: "x", Name: "y", ResourceRequest: true},
 			authorizer.DecisionAllow, stagePolicy, `ClusterRole "cluster-admin"`, false},
 		{"cluster admin of a in b", "b", get(someone("admin-a"), "secrets", "x", "y"), authorizer.DecisionNoOpinion, stageContent, "", false},
+
+		// scopes (authentication.kcp.io/scopes)
+		{"cluster admin scoped to a, in a", "a", get(scoped(someone("admin-a"), "cluster:a"), "secrets", "x", "y"), authorizer.DecisionAllow, stagePolicy, `ClusterRole "cluster-admin"`, false},
+		{"cluster admin scoped to b, in a, is anonymous", "a", get(scoped(someone("admin-a"), "cluster:b"), "secrets", "x", "y"), authorizer.DecisionNoOpinion, stageContent, "workspace access not permitted", false},
+		{"out of scope, a member of system:masters is not one", "a", get(scoped(master, "cluster:b"), "secrets", "x", "y"), authorizer.DecisionNoOpinion, stageContent, "", false},
+		{"out of scope, system:authenticated still applies", "guarded", get(scoped(someone("u", "g3"), "cluster:a"), "configmaps", "default", "x"), authorizer.DecisionDeny, stageRequiredGroups, "", false},
+		{"scoped users are out of scope across all clusters", "*", get(scoped(master, "cluster:a"), "configmaps", "", ""), authorizer.DecisionDeny, stageGuard, "across all logical clusters", false},
+		{"scoped requestor may impersonate in its cluster", "a",
+			authorizer.AttributesRecord{User: scoped(someone("admin-a"), "cluster:a"), Verb: "impersonate:user-info", APIGroup: "authentication.k8s.io", Resource: "users", Name: "bob", ResourceRequest: true},
+			authorizer.DecisionAllow, stagePolicy, "", false},
+		{"nobody but masters impersonates associated nodes", "a",
+			authorizer.AttributesRecord{User: someone("admin-a"), Verb: "impersonate:associated-node", APIGroup: "authentication.k8s.io", Resource: "nodes", Name: "*", ResourceRequest: true},
+			authorizer.DecisionDeny, stageGuard, "logical clusters have no nodes", false},
+		{"nor acts as one", "a", authorizer.AttributesRecord{User: someone("admin-a"), Verb: "impersonate-on:associated-node:list", Resource: "secrets", ResourceRequest: true},
+			authorizer.DecisionDeny, stageGuard, "logical clusters have no nodes", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := a.decide(ctxFor(tc.cluster), clusterOf(tc.cluster), tc.cluster != "", tc.attrs)
@@ -272,6 +294,31 @@ func TestChain(t *testing.T) {
 			d, reason, err := a.Authorize(ctxFor(tc.cluster), tc.attrs)
 			if d != v.decision || reason != v.reason || (err != nil) != (v.err != nil) {
 				t.Errorf("Authorize = %v %q %v, decide = %v %q %v", d, reason, err, v.decision, v.reason, v.err)
+			}
+		})
+	}
+}
+
+// TestReasonsNameTheClusterAsAddressed: a request that addressed a cluster
+// by its workspace path is refused with that path, never with the name of
+// the logical cluster behind it.
+func TestReasonsNameTheClusterAsAddressed(t *testing.T) {
+	a := newChain(t)
+	for _, tc := range []struct {
+		name    string
+		cluster logicalcluster.Cluster
+		attrs   authorizer.AttributesRecord
+	}{
+		{"no access", logicalcluster.Cluster{Name: "b", Path: "root:victim"}, get(someone("alice"), "configmaps", "default", "x")},
+		{"rbac", logicalcluster.Cluster{Name: "b", Path: "root:victim"}, get(someone("bob"), "configmaps", "default", "x")},
+		{"not ready", logicalcluster.Cluster{Name: "init", Path: "root:victim"}, get(someone("admin-init"), "configmaps", "default", "x")},
+		{"required groups", logicalcluster.Cluster{Name: "guarded", Path: "root:victim"}, get(someone("u"), "configmaps", "default", "x")},
+		{"service account", logicalcluster.Cluster{Name: "b", Path: "root:victim"}, get(serviceAccountOf("a", "default", "x"), "configmaps", "default", "x")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, reason, _ := a.Authorize(logicalcluster.WithCluster(context.Background(), tc.cluster), tc.attrs)
+			if !strings.Contains(reason, `"root:victim"`) || strings.Contains(reason, `"`+string(tc.cluster.Name)+`"`) {
+				t.Errorf("reason %q: want the path root:victim, not the name %s", reason, tc.cluster.Name)
 			}
 		})
 	}

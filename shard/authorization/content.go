@@ -28,16 +28,17 @@ type contentAccess struct {
 // content is the workspace content authorizer: it decides whether u may
 // enter cluster at all, whose LogicalCluster is in state st. A subject let
 // in gets per-request groups; anyone else gets a verdict that ends the
-// request.
-func (a *Authorizer) content(ctx context.Context, cluster logicalcluster.Name, st ClusterState, u user.Info) (contentAccess, *verdict) {
+// request. Reasons name the cluster as the request addressed it.
+func (a *Authorizer) content(ctx context.Context, c logicalcluster.Cluster, st ClusterState, u user.Info) (contentAccess, *verdict) {
+	cluster := c.Name
 	if saClusters := serviceAccountClusters(u); len(saClusters) > 0 {
 		if !slices.Contains(saClusters, string(cluster)) {
 			v := deny(stageContent, fmt.Sprintf("%s: service account %q of logical cluster %q has no access to logical cluster %q",
-				WorkspaceAccessNotPermittedReason, u.GetName(), strings.Join(saClusters, ","), cluster))
+				WorkspaceAccessNotPermittedReason, u.GetName(), strings.Join(saClusters, ","), c))
 			return contentAccess{}, &v
 		}
 		if st.Phase != corev1alpha1.LogicalClusterPhaseReady {
-			v := deny(stageContent, notReadyReason(cluster, st))
+			v := deny(stageContent, notReadyReason(c, st))
 			return contentAccess{}, &v
 		}
 		return contentAccess{groups: []string{WorkspaceAccessGroup}, serviceAccount: true}, nil
@@ -52,12 +53,12 @@ func (a *Authorizer) content(ctx context.Context, cluster logicalcluster.Name, s
 			var err error
 			if admin, err = a.contentAdmin(ctx, cluster, u); err != nil {
 				v := verdict{decision: authorizer.DecisionNoOpinion, stage: stageContent,
-					reason: WorkspaceAccessNotPermittedReason, err: fmt.Errorf("checking workspace content admin of %q: %w", cluster, err)}
+					reason: WorkspaceAccessNotPermittedReason, err: fmt.Errorf("checking workspace content admin of %q: %w", c, err)}
 				return contentAccess{}, &v
 			}
 		}
 		if !admin {
-			v := deny(stageContent, notReadyReason(cluster, st))
+			v := deny(stageContent, notReadyReason(c, st))
 			return contentAccess{}, &v
 		}
 		return contentAccess{groups: []string{WorkspaceAccessGroup, WorkspaceAdminGroup}}, nil
@@ -65,7 +66,7 @@ func (a *Authorizer) content(ctx context.Context, cluster logicalcluster.Name, s
 
 	if !a.hasAccess(cluster, u) {
 		v := verdict{decision: authorizer.DecisionNoOpinion, stage: stageContent,
-			reason: fmt.Sprintf("%s: no verb=access permission on / in logical cluster %q", WorkspaceAccessNotPermittedReason, cluster)}
+			reason: fmt.Sprintf("%s: no verb=access permission on / in logical cluster %q", WorkspaceAccessNotPermittedReason, c)}
 		return contentAccess{}, &v
 	}
 	return contentAccess{groups: []string{WorkspaceAccessGroup}}, nil
@@ -79,7 +80,7 @@ func (a *Authorizer) hasAccess(cluster logicalcluster.Name, u user.Info) bool {
 }
 
 // notReadyReason explains why a cluster is closed.
-func notReadyReason(cluster logicalcluster.Name, st ClusterState) string {
+func notReadyReason(cluster logicalcluster.Cluster, st ClusterState) string {
 	phase := string(st.Phase)
 	if phase == "" {
 		phase = string(corev1alpha1.LogicalClusterPhaseScheduling)

@@ -56,7 +56,7 @@ func guard(cluster logicalcluster.Cluster, attrs authorizer.Attributes) (verdict
 	case cluster.Wildcard:
 		return deny(stageGuard, "requests across all logical clusters are only allowed for "+user.SystemPrivilegedGroup), true
 	case cluster.Name.IsSystem():
-		return deny(stageGuard, fmt.Sprintf("logical cluster %q is a system cluster, only accessible to %s", cluster.Name, user.SystemPrivilegedGroup)), true
+		return deny(stageGuard, fmt.Sprintf("logical cluster %q is a system cluster, only accessible to %s", cluster, user.SystemPrivilegedGroup)), true
 	}
 	if !attrs.IsResourceRequest() {
 		return verdict{}, false
@@ -79,6 +79,13 @@ func impersonationGuard(attrs authorizer.Attributes) string {
 	verb := attrs.GetVerb()
 	if verb != "impersonate" && !strings.HasPrefix(verb, "impersonate:") && !strings.HasPrefix(verb, "impersonate-on:") {
 		return ""
+	}
+	// Upstream remembers associated-node decisions under a key without
+	// the requestor's extras, and so without the scope that keeps other
+	// decisions in their logical cluster; logical clusters have no nodes
+	// for a service account to be associated with anyway.
+	if verb == "impersonate:associated-node" || strings.HasPrefix(verb, "impersonate-on:associated-node:") {
+		return "impersonating the node a service account runs on is not supported: logical clusters have no nodes"
 	}
 	switch attrs.GetResource() {
 	case "groups":

@@ -30,7 +30,13 @@ func (p policyUnion) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	if d != authorizer.DecisionNoOpinion || err != nil {
 		return d, bootstrapReason, err
 	}
-	cluster, _ := p.local.Cluster(ctx)
+	// The cluster as the request addressed it: a workspace path is not
+	// resolved to its logical cluster's name for the caller.
+	cluster, ok := logicalcluster.ClusterFrom(ctx)
+	if !ok {
+		name, _ := p.local.Cluster(ctx)
+		cluster = logicalcluster.Cluster{Name: name}
+	}
 	reasons := []string{fmt.Sprintf("RBAC: neither the policy of logical cluster %q nor the bootstrap policy of %q allows it", cluster, logicalcluster.SystemAdmin)}
 	for _, r := range []string{localReason, bootstrapReason} {
 		if r != "" {

@@ -42,7 +42,7 @@ func WithClusterResolver(handler http.Handler, codecs runtime.NegotiatedSerializ
 		}
 		if resolve != nil && !cluster.Wildcard && strings.Contains(string(cluster.Name), ":") && !cluster.Name.IsSystem() {
 			if name, ok := resolve(cluster.Name.Path()); ok {
-				cluster.Name = name
+				cluster.Path, cluster.Name = string(cluster.Name), name
 			}
 		}
 		if rest != req.URL.Path {

@@ -61,8 +61,8 @@ func TestWithClusterResolver(t *testing.T) {
 		path string
 		want logicalcluster.Cluster
 	}{
-		{"/clusters/root:org/api/v1/namespaces", logicalcluster.Cluster{Name: "abc123"}},
-		{"/clusters/root:org:team/apis", logicalcluster.Cluster{Name: "def456"}},
+		{"/clusters/root:org/api/v1/namespaces", logicalcluster.Cluster{Name: "abc123", Path: "root:org"}},
+		{"/clusters/root:org:team/apis", logicalcluster.Cluster{Name: "def456", Path: "root:org:team"}},
 		// Names are not resolved, nor system clusters or the wildcard.
 		{"/clusters/root/api", logicalcluster.Cluster{Name: "root"}},
 		{"/clusters/system:admin/api", logicalcluster.Cluster{Name: "system:admin"}},

@@ -63,7 +63,7 @@ func WithClusterGuard(handler http.Handler, state StateFunc, codecs runtime.Nego
 		if st.Exists && st.Deleting && writesContent(req, info) {
 			responsewriters.ErrorNegotiated(&apierrors.StatusError{ErrStatus: metav1.Status{
 				Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
-				Message: fmt.Sprintf("logical cluster %q is being deleted: nothing new can be written to it", cluster.Name),
+				Message: fmt.Sprintf("logical cluster %q is being deleted: nothing new can be written to it", cluster),
 				Details: &metav1.StatusDetails{Name: string(cluster.Name), Group: "core.kcp.io", Kind: "logicalclusters"},
 			}}, codecs, schemaless, w, req)
 			return
@@ -71,7 +71,7 @@ func WithClusterGuard(handler http.Handler, state StateFunc, codecs runtime.Nego
 		if !st.Exists && !bringsClusterIntoBeing(req, info) {
 			responsewriters.ErrorNegotiated(&apierrors.StatusError{ErrStatus: metav1.Status{
 				Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
-				Message: fmt.Sprintf("logical cluster %q does not exist", cluster.Name),
+				Message: fmt.Sprintf("logical cluster %q does not exist", cluster),
 				Details: &metav1.StatusDetails{Name: string(cluster.Name), Group: "core.kcp.io", Kind: "logicalclusters"},
 			}}, codecs, schemaless, w, req)
 			return

@@ -172,6 +172,7 @@ func (s *Server) build(ctx context.Context) error {
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, gcfg *genericapiserver.Config) http.Handler {
 		s.discovery = discovery.Wrap(apiHandler, discovery.Config{CRDs: s.crdsOf, Serializer: gcfg.Serializer})
 		h := filters.WithResourceVersionValidation(s.discovery, c.Codecs)
+		h = filters.WithNameValidation(h, c.Codecs)
 		h = filters.WithClusterGuard(h, s.clusterState, c.Codecs)
 		h = s.withVirtualWorkspaces(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, gcfg)

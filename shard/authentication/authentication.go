@@ -90,6 +90,11 @@ func (c *Config) New(deps Deps) (*Authentication, error) {
 	if c.staticTokens != nil {
 		tokens = []authenticator.Token{c.staticTokens, saTokens}
 	}
+	// Cache audit (issue 9): not cluster-dependent: no token cache
+	// (k8s.io/apiserver's token/cache) is wired; static tokens and client
+	// certificates name the same user in every cluster, authorization
+	// decides per cluster, and service account tokens are checked against
+	// their own cluster (cluster-keyed lookups).
 	anyToken := tokenunion.New(tokens...)
 
 	var authenticators []authenticator.Request

@@ -77,6 +77,9 @@ type cacheEntry[V releasable] struct {
 // idle, invalidated) is stopped at once and destroyed when its last user
 // releases it. Expiry is lazy (on acquire) or driven by sweep; the cache
 // starts no goroutine.
+//
+// Cache audit (issue 9): cluster-keyed: stateKey holds the logical cluster
+// and the version its UID and resourceVersion.
 type stateCache[V releasable] struct {
 	maxEntries int
 	idle       time.Duration

@@ -29,6 +29,9 @@ const (
 // builtins are the documents the wrapped handler serves for every logical
 // cluster, captured from it on first use and revalidated at most every
 // recheck.
+//
+// Cache audit (issue 9): not cluster-dependent: built-in APIs are the same
+// in every logical cluster; CRDs are merged in per cluster from clusterCache.
 type builtins struct {
 	apis      *builtinDoc[*builtinAPIs]
 	openAPIV3 *builtinDoc[*handler3.OpenAPIV3Discovery]

@@ -13,6 +13,8 @@ import (
 
 // clusterCache is a bounded, least-recently-used cache of per-cluster
 // documents. It is safe for concurrent use.
+//
+// Cache audit (issue 9): cluster-keyed: the key is the logical cluster name.
 type clusterCache[T any] struct {
 	lru *lru.Cache
 }

@@ -123,6 +123,12 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authentication: %w", err)
 	}
+	// Cache audit (issue 9): of the upstream chain this config builds,
+	// constrained impersonation caches decisions (cluster-keyed through
+	// the scope authn.Request gives impersonators, see
+	// authentication.scopeImpersonators); max-in-flight counts requests
+	// shard-wide and caches nothing; audit, webhook authentication and
+	// webhook authorization, which cache, are not wired.
 	gc.Authentication.Authenticator = authn.Request
 	var authz *authorization.Authorizer
 	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))

@@ -8,6 +8,8 @@ import (
 )
 
 // byPath indexes LogicalClusters by their canonical path (kcp.io/path).
+// Cache audit (issue 9): not cluster-dependent: it maps paths to clusters
+// and is read before a request has one.
 const byPath = "kcp.io/path"
 
 func pathIndex(obj any) ([]string, error) {

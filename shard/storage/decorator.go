@@ -38,6 +38,8 @@ func Decorator(cached bool) generic.StorageDecorator {
 		var s storage.Interface = &annotating{Interface: raw, prefix: resourcePrefix}
 		destroy := destroyRaw
 		if cached {
+			// Cache audit (issue 9): cluster-keyed: one watch cache per
+			// resource, keyed by CacheKeyFunc (the cluster is in the key).
 			cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
 				Storage:             s,
 				Versioner:           storage.APIObjectVersioner{},

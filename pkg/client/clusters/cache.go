@@ -34,6 +34,8 @@ type Cache[T any] struct {
 	wildcard   T
 
 	// mu serialises misses so a client is built once per cluster.
+	// Cache audit (issue 9): cluster-keyed: by cluster name or path; every
+	// client carries the cache's one identity, never a requester's.
 	mu      sync.Mutex
 	clients *lru.Cache
 }

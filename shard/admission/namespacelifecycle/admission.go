@@ -79,6 +79,7 @@ type Plugin struct {
 	deps Dependencies
 	// liveLookup holds cluster|namespace keys of namespaces whose deletion
 	// was admitted recently; the cache may not show them terminating yet.
+	// Cache audit (issue 9): cluster-keyed: cluster|namespace.
 	liveLookup *utilcache.LRUExpireCache
 }
 

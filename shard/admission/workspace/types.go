@@ -55,7 +55,8 @@ func (e *unresolvedError) Error() string { return e.msg }
 // resolver looks workspace types up for one request, reading each at most
 // once.
 type resolver struct {
-	cfg   Config
+	cfg Config
+	// Cache audit (issue 9): cluster-keyed, and lives for one request.
 	types map[string]*wsType // cluster|name; nil value: not found
 }
 

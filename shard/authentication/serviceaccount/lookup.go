@@ -22,6 +22,9 @@ type Getter[T any] func(ctx context.Context, cluster logicalcluster.Name, namesp
 // and from the API server when the cache has no acceptable object (it may
 // lag a fresh create, an update, a delete or a recreate). Objects may be
 // shared with the cache: do not change them.
+//
+// Cache audit (issue 9): cluster-keyed: informer keys are
+// cluster|namespace/name, and Live asks the cluster's own client.
 type Lookup[T metav1.Object] struct {
 	// Cached reads the informer cache.
 	Cached Getter[T]

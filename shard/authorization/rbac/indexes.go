@@ -12,6 +12,9 @@ import (
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
+// Cache audit (issue 9): cluster-keyed: every index key starts with the
+// binding's logical cluster.
+//
 // SubjectIndex indexes RoleBindings and ClusterRoleBindings by logical
 // cluster, namespace and subject (see SubjectIndexFunc).
 const SubjectIndex = "rbac-subject"

@@ -20,6 +20,8 @@ const recentTTL = time.Minute
 // in use for the next CRD of the group even if its cache is behind. It plays
 // the role of client-go's MutationCache, which keys objects by
 // namespace/name and so cannot tell logical clusters apart.
+//
+// Cache audit (issue 9): cluster-keyed: entries are keyed cluster|name.
 type recentWrites struct {
 	now func() time.Time
 

@@ -10,7 +10,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
@@ -124,7 +123,20 @@ func (s *Server) build(ctx context.Context) error {
 	if err := wsAdmission.ValidateInitialization(); err != nil {
 		return err
 	}
-	gc.AdmissionControl = admission.NewChainHandler(lifecycle, crdconversion.New(), escalation, wsAdmission)
+	hooks, err := s.webhookPlugins()
+	if err != nil {
+		return err
+	}
+	chain, err := admissionChain(append([]namedPlugin{
+		{namespacelifecycle.PluginName, lifecycle},
+		{crdconversion.PluginName, crdconversion.New()},
+		{rbacescalation.PluginName, escalation},
+		{workspace.PluginName, wsAdmission},
+	}, hooks...)...)
+	if err != nil {
+		return err
+	}
+	gc.AdmissionControl = chain
 
 	shared, err := customresources.NewSharedEtcd(ctx, c.Storage.Backend.Transport)
 	if err != nil {

@@ -3,6 +3,7 @@ package informers
 import (
 	"fmt"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -123,4 +124,22 @@ func (f *SharedInformerFactory) dynamic(resource string) dynamic.Interface {
 		panic(fmt.Sprintf("informers: Clients.Dynamic is required for %s", resource))
 	}
 	return f.clients.Dynamic
+}
+
+// MutatingWebhookConfigurations returns the informer of
+// admissionregistration.k8s.io/v1 mutatingwebhookconfigurations.
+func (f *SharedInformerFactory) MutatingWebhookConfigurations() Informer[*admissionregistrationv1.MutatingWebhookConfiguration] {
+	return typedInformer(f, admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), admissionregistrationv1.Resource("mutatingwebhookconfiguration"), &admissionregistrationv1.MutatingWebhookConfiguration{},
+		func() listWatcher[*admissionregistrationv1.MutatingWebhookConfigurationList] {
+			return f.kubernetes("mutatingwebhookconfigurations").AdmissionregistrationV1().MutatingWebhookConfigurations()
+		})
+}
+
+// ValidatingWebhookConfigurations returns the informer of
+// admissionregistration.k8s.io/v1 validatingwebhookconfigurations.
+func (f *SharedInformerFactory) ValidatingWebhookConfigurations() Informer[*admissionregistrationv1.ValidatingWebhookConfiguration] {
+	return typedInformer(f, admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), admissionregistrationv1.Resource("validatingwebhookconfiguration"), &admissionregistrationv1.ValidatingWebhookConfiguration{},
+		func() listWatcher[*admissionregistrationv1.ValidatingWebhookConfigurationList] {
+			return f.kubernetes("validatingwebhookconfigurations").AdmissionregistrationV1().ValidatingWebhookConfigurations()
+		})
 }

@@ -16,7 +16,9 @@ func TestDefaults(t *testing.T) {
 	if err := AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	cfg := mutating(nil)
+	cfg := mutating(func(w *admissionregistrationv1.MutatingWebhook) {
+		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{Service: service()}
+	})
 	s.Default(cfg)
 	w := cfg.Webhooks[0]
 	if *w.FailurePolicy != admissionregistrationv1.Fail || *w.MatchPolicy != admissionregistrationv1.Equivalent ||

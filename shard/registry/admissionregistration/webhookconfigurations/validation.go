@@ -192,6 +192,10 @@ func (v *Validator) validateWebhook(w *webhook, o options, fldPath *field.Path) 
 			port = *cc.Service.Port
 		}
 		allErrs = append(allErrs, webhookutil.ValidateWebhookService(ccPath.Child("service"), cc.Service.Namespace, cc.Service.Name, cc.Service.Path, port)...)
+		// A logical cluster has no Services and no endpoints behind them:
+		// a reference could never be called, so it is refused rather than
+		// stored and ignored.
+		allErrs = append(allErrs, field.Forbidden(ccPath.Child("service"), "logical clusters have no Services to call webhooks through; use clientConfig.url"))
 	}
 
 	allErrs = append(allErrs, validateAdmissionReviewVersions(w.AdmissionReviewVersions, o.requireRecognizedAdmissionReviewVersion, fldPath.Child("admissionReviewVersions"))...)

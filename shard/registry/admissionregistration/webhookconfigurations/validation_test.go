@@ -13,7 +13,7 @@ func validWebhook() admissionregistrationv1.ValidatingWebhook {
 	return admissionregistrationv1.ValidatingWebhook{
 		Name: "policy.example.com",
 		ClientConfig: admissionregistrationv1.WebhookClientConfig{
-			Service: &admissionregistrationv1.ServiceReference{Namespace: "policy", Name: "webhook", Path: ptr.To("/validate")},
+			URL: ptr.To("https://policy.example.com/validate"),
 		},
 		Rules: []admissionregistrationv1.RuleWithOperations{{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
@@ -22,6 +22,10 @@ func validWebhook() admissionregistrationv1.ValidatingWebhook {
 		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 		AdmissionReviewVersions: []string{"v1"},
 	}
+}
+
+func service() *admissionregistrationv1.ServiceReference {
+	return &admissionregistrationv1.ServiceReference{Namespace: "policy", Name: "webhook", Path: ptr.To("/validate")}
 }
 
 func validating(mutate ...func(*admissionregistrationv1.ValidatingWebhook)) *admissionregistrationv1.ValidatingWebhookConfiguration {
@@ -86,13 +90,20 @@ func TestValidate(t *testing.T) {
 			c.Webhooks = append(c.Webhooks, c.Webhooks[0])
 			return c
 		}(), wantField: "webhooks[1].name"},
-		{name: "url and service", cfg: validating(func(w *hook) { w.ClientConfig.URL = ptr.To("https://x.example.com") }), wantField: "webhooks[0].clientConfig"},
+		{name: "url and service", cfg: validating(func(w *hook) { w.ClientConfig.Service = service() }), wantField: "webhooks[0].clientConfig"},
+		{name: "service", cfg: validating(func(w *hook) { w.ClientConfig = admissionregistrationv1.WebhookClientConfig{Service: service()} }), wantField: "webhooks[0].clientConfig.service"},
 		{name: "neither url nor service", cfg: validating(func(w *hook) { w.ClientConfig = admissionregistrationv1.WebhookClientConfig{} }), wantField: "webhooks[0].clientConfig"},
 		{name: "http url", cfg: validating(func(w *hook) {
 			w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: ptr.To("http://policy.example.com")}
 		}), wantField: "webhooks[0].clientConfig.url"},
-		{name: "service without namespace", cfg: validating(func(w *hook) { w.ClientConfig.Service.Namespace = "" }), wantField: "webhooks[0].clientConfig.service.namespace"},
-		{name: "bad service port", cfg: validating(func(w *hook) { w.ClientConfig.Service.Port = ptr.To[int32](0) }), wantField: "webhooks[0].clientConfig.service.port"},
+		{name: "service without namespace", cfg: validating(func(w *hook) {
+			w.ClientConfig = admissionregistrationv1.WebhookClientConfig{Service: service()}
+			w.ClientConfig.Service.Namespace = ""
+		}), wantField: "webhooks[0].clientConfig.service.namespace"},
+		{name: "bad service port", cfg: validating(func(w *hook) {
+			w.ClientConfig = admissionregistrationv1.WebhookClientConfig{Service: service()}
+			w.ClientConfig.Service.Port = ptr.To[int32](0)
+		}), wantField: "webhooks[0].clientConfig.service.port"},
 		{name: "no operations", cfg: validating(func(w *hook) { w.Rules[0].Operations = nil }), wantField: "webhooks[0].rules[0].operations"},
 		{name: "unknown operation", cfg: validating(func(w *hook) { w.Rules[0].Operations = []admissionregistrationv1.OperationType{"PATCH"} }), wantField: "webhooks[0].rules[0].operations[0]"},
 		{name: "no api groups", cfg: validating(func(w *hook) { w.Rules[0].APIGroups = nil }), wantField: "webhooks[0].rules[0].apiGroups"},

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"fmt"
+	"io"
+
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/client-go/rest"
+
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/shard/admission/webhooks"
+)
+
+// namedPlugin is an admission plugin of the shard's chain.
+type namedPlugin struct {
+	name   string
+	plugin admission.Interface
+}
+
+// admissionChain builds the shard's admission chain from plugins, in
+// order, the way kube-apiserver builds its own (admission.Plugins), so that
+// the chain reinvokes mutating plugins when a webhook asks for it.
+func admissionChain(plugins ...namedPlugin) (admission.Interface, error) {
+	registry := admission.NewPlugins()
+	names := make([]string, 0, len(plugins))
+	for _, p := range plugins {
+		registry.Register(p.name, func(io.Reader) (admission.Interface, error) { return p.plugin, nil })
+		names = append(names, p.name)
+	}
+	return registry.NewFromPlugins(names, noPluginConfig{}, noInitializer{}, nil)
+}
+
+type noPluginConfig struct{}
+
+func (noPluginConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }
+
+type noInitializer struct{}
+
+func (noInitializer) Initialize(admission.Interface) {}
+
+// webhookPlugins returns the mutating and validating webhook plugins of the
+// shard, over its shared informers.
+func (s *Server) webhookPlugins() ([]namedPlugin, error) {
+	gc := s.CompletedConfig.Generic
+	cfg := rest.CopyConfig(gc.LoopbackClientConfig)
+	rest.AddUserAgent(cfg, "tessera-admission-webhooks")
+	clients, err := clusters.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("admission webhook clients: %w", err)
+	}
+	deps := webhooks.Dependencies{
+		Namespaces:  s.Informers.Namespaces(),
+		Clients:     clients,
+		Authorizer:  gc.Authorization.Authorizer,
+		Drained:     gc.DrainedNotify(),
+		MaxClusters: s.CompletedConfig.Options.AdmissionWebhookClusters,
+	}
+	mutating, err := webhooks.NewMutating(s.Informers.MutatingWebhookConfigurations(), deps)
+	if err != nil {
+		return nil, err
+	}
+	validating, err := webhooks.NewValidating(s.Informers.ValidatingWebhookConfigurations(), deps)
+	if err != nil {
+		return nil, err
+	}
+	return []namedPlugin{
+		{webhooks.MutatingPluginName, mutating},
+		{webhooks.ValidatingPluginName, validating},
+	}, nil
+}

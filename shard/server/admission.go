@@ -8,7 +8,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/shard/admission/resourcequota"
 	"github.com/tessera-dev/tessera/shard/admission/webhooks"
+	quotactrl "github.com/tessera-dev/tessera/shard/controllers/resourcequota"
 )
 
 // namedPlugin is an admission plugin of the shard's chain.
@@ -67,4 +69,32 @@ func (s *Server) webhookPlugins() ([]namedPlugin, error) {
 		{webhooks.MutatingPluginName, mutating},
 		{webhooks.ValidatingPluginName, validating},
 	}, nil
+}
+
+// quotaPlugin returns the ResourceQuota admission plugin of the shard, and
+// adds the controller that keeps the quotas' status.used current, whose
+// recounts the plugin triggers when objects are deleted.
+func (s *Server) quotaPlugin() (namedPlugin, error) {
+	gc := s.CompletedConfig.Generic
+	ctrl, err := quotactrl.New(gc.LoopbackClientConfig, s.Informers)
+	if err != nil {
+		return namedPlugin{}, fmt.Errorf("resource quota controller: %w", err)
+	}
+	s.controllers = append(s.controllers, ctrl)
+	cfg := rest.CopyConfig(gc.LoopbackClientConfig)
+	rest.AddUserAgent(cfg, "tessera-admission-resourcequota")
+	clients, err := clusters.NewForConfig(cfg)
+	if err != nil {
+		return namedPlugin{}, fmt.Errorf("resource quota admission clients: %w", err)
+	}
+	p, err := resourcequota.New(resourcequota.Dependencies{
+		Quotas:    s.Informers.ResourceQuotas(),
+		Clients:   clients,
+		Replenish: ctrl.Replenish,
+		Stop:      gc.DrainedNotify(),
+	})
+	if err != nil {
+		return namedPlugin{}, err
+	}
+	return namedPlugin{resourcequota.PluginName, p}, nil
 }

@@ -127,12 +127,16 @@ func (s *Server) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	chain, err := admissionChain(append([]namedPlugin{
+	quota, err := s.quotaPlugin()
+	if err != nil {
+		return err
+	}
+	chain, err := admissionChain(append(append([]namedPlugin{
 		{namespacelifecycle.PluginName, lifecycle},
 		{crdconversion.PluginName, crdconversion.New()},
 		{rbacescalation.PluginName, escalation},
 		{workspace.PluginName, wsAdmission},
-	}, hooks...)...)
+	}, hooks...), quota)...)
 	if err != nil {
 		return err
 	}

@@ -143,3 +143,11 @@ func (f *SharedInformerFactory) ValidatingWebhookConfigurations() Informer[*admi
 			return f.kubernetes("validatingwebhookconfigurations").AdmissionregistrationV1().ValidatingWebhookConfigurations()
 		})
 }
+
+// ResourceQuotas returns the informer of core/v1 resourcequotas.
+func (f *SharedInformerFactory) ResourceQuotas() Informer[*corev1.ResourceQuota] {
+	return typedInformer(f, corev1.SchemeGroupVersion.WithResource("resourcequotas"), corev1.Resource("resourcequota"), &corev1.ResourceQuota{},
+		func() listWatcher[*corev1.ResourceQuotaList] {
+			return f.kubernetes("resourcequotas").CoreV1().ResourceQuotas(metav1.NamespaceAll)
+		})
+}

@@ -21,7 +21,13 @@ type Strategy struct {
 // NewStrategy returns the strategy of resource quotas, typing objects with
 // typer.
 func NewStrategy(typer runtime.ObjectTyper) Strategy {
-	return Strategy{store.NewStrategy(typer, store.Namespaced, Validate, ValidateUpdate)}
+	return Strategy{store.NewStrategy(typer, store.Namespaced,
+		func(rq *corev1.ResourceQuota) field.ErrorList {
+			return append(Validate(rq), ValidateEnforceable(rq, nil)...)
+		},
+		func(rq, old *corev1.ResourceQuota) field.ErrorList {
+			return append(ValidateUpdate(rq, old), ValidateEnforceable(rq, old)...)
+		})}
 }
 
 // GetResetFields returns the fields writes to the quota reset: status.

@@ -63,7 +63,9 @@ func TestResourceQuotaPerCluster(t *testing.T) {
 	waitUsed(t, ka, "team", "limits", "configmaps", 0)
 	waitUsed(t, ka, "team", "limits", "count/widgets.example.com", 0)
 
-	cm := func(name string) *corev1.ConfigMap { return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}} }
+	cm := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
 	for _, name := range []string{"one", "two"} {
 		if _, err := ka.CoreV1().ConfigMaps("team").Create(ctx, cm(name), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating ConfigMap %s within the quota: %v", name, err)

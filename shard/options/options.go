@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/tessera-dev/tessera/shard/admission/objectlimit"
 	"github.com/tessera-dev/tessera/shard/admission/webhooks"
 	"github.com/tessera-dev/tessera/shard/authentication"
 )
@@ -49,6 +51,12 @@ type Options struct {
 	// admission plugins are kept built (webhooks.DefaultMaxClusters).
 	AdmissionWebhookClusters int
 
+	// LogicalClusterObjectLimit is the default limit of objects per
+	// logical cluster (objectlimit); zero or less disables it.
+	LogicalClusterObjectLimit int64
+	// LogicalClusterObjectScanInterval is how often objects are counted.
+	LogicalClusterObjectScanInterval time.Duration
+
 	ShardName string
 	// ShardBaseURL is the address other shards and front-proxies use to
 	// reach this shard (Shard spec.baseURL); https://<external
@@ -71,20 +79,21 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		RootDirectory:              ".tessera",
-		BindAddress:                "127.0.0.1",
-		SecurePort:                 6443,
-		EmbeddedEtcdClientPort:     2379,
-		EmbeddedEtcdPeerPort:       2380,
-		EmbeddedEtcdLogLevel:       "error",
-		WatchCache:                 true,
-		AdmissionWebhookClusters:   webhooks.DefaultMaxClusters,
-		ShardName:                  "root",
-		EnableHomeWorkspaces:       true,
-		HomeCreatorGroups:          []string{"system:authenticated"},
-		HomeWorkspacesBucketLevels: 2,
-		HomeWorkspacesBucketSize:   2,
-		Authentication:             authentication.NewOptions(),
+		RootDirectory:                    ".tessera",
+		BindAddress:                      "127.0.0.1",
+		SecurePort:                       6443,
+		EmbeddedEtcdClientPort:           2379,
+		EmbeddedEtcdPeerPort:             2380,
+		EmbeddedEtcdLogLevel:             "error",
+		WatchCache:                       true,
+		AdmissionWebhookClusters:         webhooks.DefaultMaxClusters,
+		LogicalClusterObjectScanInterval: objectlimit.DefaultScanInterval,
+		ShardName:                        "root",
+		EnableHomeWorkspaces:             true,
+		HomeCreatorGroups:                []string{"system:authenticated"},
+		HomeWorkspacesBucketLevels:       2,
+		HomeWorkspacesBucketSize:         2,
+		Authentication:                   authentication.NewOptions(),
 	}
 }
 
@@ -118,6 +127,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.EmbeddedEtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcdUnsafeNoFsync, "Disable fsync in the embedded etcd. Loses data on a crash; for tests only.")
 	fs.StringVar(&o.EmbeddedEtcdLogLevel, "embedded-etcd-log-level", o.EmbeddedEtcdLogLevel, "Log level of the embedded etcd: debug, info, warn, error, panic or fatal.")
 	fs.IntVar(&o.AdmissionWebhookClusters, "admission-webhook-clusters", o.AdmissionWebhookClusters, "Logical clusters with admission webhooks whose webhook plugins are kept built (about 430 KiB each); others are built again (about 4 ms) when next written to.")
+	fs.Int64Var(&o.LogicalClusterObjectLimit, "logical-cluster-total-object-limit", o.LogicalClusterObjectLimit, "Default limit of objects in a logical cluster, other than root and system clusters; creates beyond it get 403. The core.kcp.io/max-total-objects annotation of a LogicalCluster overrides it. 0 disables it.")
+	fs.DurationVar(&o.LogicalClusterObjectScanInterval, "logical-cluster-object-count-scan-interval", o.LogicalClusterObjectScanInterval, "How often the objects of every logical cluster are counted in etcd (keys only) for the object limit.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
 
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
@@ -190,6 +201,9 @@ func (o CompletedOptions) Validate() []error {
 		if parsed, err := url.Parse(u); err != nil || parsed.Scheme != "https" || parsed.Host == "" {
 			errs = append(errs, fmt.Errorf("%s %q is not an absolute https URL", name, u))
 		}
+	}
+	if o.LogicalClusterObjectScanInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--logical-cluster-object-count-scan-interval %v must be positive", o.LogicalClusterObjectScanInterval))
 	}
 	if o.AdmissionWebhookClusters < 1 {
 		errs = append(errs, fmt.Errorf("--admission-webhook-clusters %d must be at least 1", o.AdmissionWebhookClusters))

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/client-go/rest"
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/shard/admission/objectlimit"
 	"github.com/tessera-dev/tessera/shard/admission/resourcequota"
 	"github.com/tessera-dev/tessera/shard/admission/webhooks"
 	quotactrl "github.com/tessera-dev/tessera/shard/controllers/resourcequota"
@@ -97,4 +99,36 @@ func (s *Server) quotaPlugin() (namedPlugin, error) {
 		return namedPlugin{}, err
 	}
 	return namedPlugin{resourcequota.PluginName, p}, nil
+}
+
+// objectLimitPlugin returns the per-cluster object limit plugin, and adds
+// its scanner to the shard's controllers.
+func (s *Server) objectLimitPlugin() (namedPlugin, error) {
+	o := s.CompletedConfig.Options
+	crds := s.Informers.CustomResourceDefinitions()
+	p, err := objectlimit.New(objectlimit.Config{
+		DefaultLimit:    o.LogicalClusterObjectLimit,
+		LogicalClusters: s.logicalClusters,
+		KV:              s.etcdClient,
+		Root:            s.CompletedConfig.EtcdPrefix,
+		ScanInterval:    o.LogicalClusterObjectScanInterval,
+		Prefixes: func() []string {
+			prefixes := s.CompletedConfig.Storage.ResourcePrefixes()
+			seen := map[string]bool{}
+			all, _ := crds.Lister().List(labels.Everything())
+			for _, crd := range all {
+				p := CustomResourcePrefix(crd.Spec.Group, crd.Spec.Names.Plural)
+				if !seen[p] {
+					seen[p] = true
+					prefixes = append(prefixes, p)
+				}
+			}
+			return prefixes
+		},
+	})
+	if err != nil {
+		return namedPlugin{}, err
+	}
+	s.controllers = append(s.controllers, p)
+	return namedPlugin{objectlimit.PluginName, p}, nil
 }

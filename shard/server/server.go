@@ -131,12 +131,16 @@ func (s *Server) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	limit, err := s.objectLimitPlugin()
+	if err != nil {
+		return err
+	}
 	chain, err := admissionChain(append(append([]namedPlugin{
 		{namespacelifecycle.PluginName, lifecycle},
 		{crdconversion.PluginName, crdconversion.New()},
 		{rbacescalation.PluginName, escalation},
 		{workspace.PluginName, wsAdmission},
-	}, hooks...), quota)...)
+	}, hooks...), quota, limit)...)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,11 @@ package certificatesigningrequests
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -111,6 +113,25 @@ func (ApprovalStrategy) PrepareForUpdate(_ context.Context, obj, old runtime.Obj
 	csr.Spec = oldCSR.Spec
 	csr.Status = oldCSR.Status
 	csr.Status.Conditions = conditions
+}
+
+// WarningsOnUpdate tells whoever newly approves a request that no
+// certificate will follow: a shard has no signers.
+func (ApprovalStrategy) WarningsOnUpdate(_ context.Context, obj, old runtime.Object) []string {
+	csr, oldCSR := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
+	if approved(csr) && !approved(oldCSR) {
+		return []string{fmt.Sprintf("logical clusters have no signers: no certificate will be issued for signerName %q; status.certificate stays empty", csr.Spec.SignerName)}
+	}
+	return nil
+}
+
+func approved(csr *certificatesv1.CertificateSigningRequest) bool {
+	for _, c := range csr.Status.Conditions {
+		if c.Type == certificatesv1.CertificateApproved && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // ValidateUpdate validates an approval update.

@@ -49,6 +49,7 @@ UPSTREAM_OPENAPI_PKGS=(
     k8s.io/api/certificates/v1
     k8s.io/api/coordination/v1
     k8s.io/api/events/v1
+    k8s.io/api/flowcontrol/v1
     k8s.io/api/rbac/v1
     k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1
 )

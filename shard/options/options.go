@@ -51,6 +51,15 @@ type Options struct {
 	// admission plugins are kept built (webhooks.DefaultMaxClusters).
 	AdmissionWebhookClusters int
 
+	// EnablePriorityAndFairness shares the shard between tenants with API
+	// Priority and Fairness (package fairness); otherwise max-in-flight
+	// limits apply to everyone together.
+	EnablePriorityAndFairness bool
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the
+	// requests served at once; with APF, their sum is its concurrency.
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+
 	// LogicalClusterObjectLimit is the default limit of objects per
 	// logical cluster (objectlimit); zero or less disables it.
 	LogicalClusterObjectLimit int64
@@ -88,6 +97,9 @@ func NewOptions() *Options {
 		WatchCache:                       true,
 		AdmissionWebhookClusters:         webhooks.DefaultMaxClusters,
 		LogicalClusterObjectScanInterval: objectlimit.DefaultScanInterval,
+		EnablePriorityAndFairness:        true,
+		MaxRequestsInFlight:              400,
+		MaxMutatingRequestsInFlight:      200,
 		ShardName:                        "root",
 		EnableHomeWorkspaces:             true,
 		HomeCreatorGroups:                []string{"system:authenticated"},
@@ -127,6 +139,9 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.EmbeddedEtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcdUnsafeNoFsync, "Disable fsync in the embedded etcd. Loses data on a crash; for tests only.")
 	fs.StringVar(&o.EmbeddedEtcdLogLevel, "embedded-etcd-log-level", o.EmbeddedEtcdLogLevel, "Log level of the embedded etcd: debug, info, warn, error, panic or fatal.")
 	fs.IntVar(&o.AdmissionWebhookClusters, "admission-webhook-clusters", o.AdmissionWebhookClusters, "Logical clusters with admission webhooks whose webhook plugins are kept built (about 430 KiB each); others are built again (about 4 ms) when next written to.")
+	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness, "Share the shard between logical clusters and users with API Priority and Fairness, configured in system:admin; otherwise the max-in-flight limits apply to everyone together.")
+	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "Maximum non-mutating requests in flight; with API Priority and Fairness, this plus --max-mutating-requests-inflight is the shard's concurrency.")
+	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "Maximum mutating requests in flight; see --max-requests-inflight.")
 	fs.Int64Var(&o.LogicalClusterObjectLimit, "logical-cluster-total-object-limit", o.LogicalClusterObjectLimit, "Default limit of objects in a logical cluster, other than root and system clusters; creates beyond it get 403. The core.kcp.io/max-total-objects annotation of a LogicalCluster overrides it. 0 disables it.")
 	fs.DurationVar(&o.LogicalClusterObjectScanInterval, "logical-cluster-object-count-scan-interval", o.LogicalClusterObjectScanInterval, "How often the objects of every logical cluster are counted in etcd (keys only) for the object limit.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
@@ -204,6 +219,9 @@ func (o CompletedOptions) Validate() []error {
 	}
 	if o.LogicalClusterObjectScanInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--logical-cluster-object-count-scan-interval %v must be positive", o.LogicalClusterObjectScanInterval))
+	}
+	if o.MaxRequestsInFlight < 1 || o.MaxMutatingRequestsInFlight < 1 {
+		errs = append(errs, fmt.Errorf("--max-requests-inflight %d and --max-mutating-requests-inflight %d must be positive", o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight))
 	}
 	if o.AdmissionWebhookClusters < 1 {
 		errs = append(errs, fmt.Errorf("--admission-webhook-clusters %d must be at least 1", o.AdmissionWebhookClusters))

@@ -30,6 +30,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/authentication"
 	"github.com/tessera-dev/tessera/shard/authorization"
 	"github.com/tessera-dev/tessera/shard/certs"
+	"github.com/tessera-dev/tessera/shard/fairness"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/shard/storage"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
@@ -126,9 +127,10 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// Cache audit (issue 9): of the upstream chain this config builds,
 	// constrained impersonation caches decisions (cluster-keyed through
 	// the scope authn.Request gives impersonators, see
-	// authentication.scopeImpersonators); max-in-flight counts requests
-	// shard-wide and caches nothing; audit, webhook authentication and
-	// webhook authorization, which cache, are not wired.
+	// authentication.scopeImpersonators); API Priority and Fairness keeps
+	// flows keyed by <cluster>|<user> (package fairness) and caches no
+	// decision; audit, webhook authentication and webhook authorization,
+	// which cache, are not wired.
 	gc.Authentication.Authenticator = authn.Request
 	var authz *authorization.Authorizer
 	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
@@ -140,6 +142,16 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	}
 	gc.Authorization.Authorizer = authz
 	gc.RuleResolver = authz
+
+	gc.MaxRequestsInFlight = o.MaxRequestsInFlight
+	gc.MaxMutatingRequestsInFlight = o.MaxMutatingRequestsInFlight
+	if o.EnablePriorityAndFairness {
+		apf, err := fairness.New(gc.LoopbackClientConfig, o.MaxRequestsInFlight+o.MaxMutatingRequestsInFlight)
+		if err != nil {
+			return nil, err
+		}
+		gc.FlowControl = apf
+	}
 
 	gc.EffectiveVersion = effectiveVersion{compatibility.NewEffectiveVersionFromString(KubernetesVersion, "", "")}
 	namer := openapinamer.NewDefinitionNamer(scheme)

@@ -8,6 +8,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,6 +25,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/registry/core/resourcequotas"
 	"github.com/tessera-dev/tessera/shard/registry/core/secrets"
 	"github.com/tessera-dev/tessera/shard/registry/core/serviceaccounts"
+	"github.com/tessera-dev/tessera/shard/registry/flowcontrol"
 	"github.com/tessera-dev/tessera/shard/registry/rbac"
 )
 
@@ -83,6 +85,9 @@ func Resources() []Resource {
 			single("validatingwebhookconfigurations", webhookconfigurations.NewValidatingREST)),
 		own(certificatesv1.SchemeGroupVersion, "certificatesigningrequests", "CertificateSigningRequest", false, csrStorage),
 		own(coordinationv1.SchemeGroupVersion, "leases", "Lease", true, single("leases", leases.NewREST)),
+		own(flowcontrolv1.SchemeGroupVersion, "flowschemas", "FlowSchema", false, withStatus("flowschemas", flowcontrol.NewFlowSchemaREST)),
+		own(flowcontrolv1.SchemeGroupVersion, "prioritylevelconfigurations", "PriorityLevelConfiguration", false,
+			withStatus("prioritylevelconfigurations", flowcontrol.NewPriorityLevelREST)),
 		{
 			GroupVersion:    eventsv1.SchemeGroupVersion,
 			Resource:        "events",
@@ -119,6 +124,7 @@ func schemeAdders() []schemeAdder {
 		{"webhook configurations", webhookconfigurations.AddToScheme},
 		{"certificatesigningrequests", certificatesigningrequests.AddToScheme},
 		{"leases", leases.AddToScheme},
+		{"flowcontrol", flowcontrol.AddToScheme},
 		{"rbac", rbac.AddToScheme},
 	}
 }
@@ -158,6 +164,17 @@ func single[T rest.Storage](resource string, newREST func(*runtime.Scheme, gener
 			return nil, fmt.Errorf("building %s storage: %w", resource, err)
 		}
 		return map[string]rest.Storage{resource: storage}, nil
+	}
+}
+
+// withStatus builds a resource with a status subresource.
+func withStatus[T, S rest.Storage](resource string, newREST func(*runtime.Scheme, generic.RESTOptionsGetter) (T, S, error)) StorageFunc {
+	return func(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+		main, status, err := newREST(scheme, optsGetter)
+		if err != nil {
+			return nil, fmt.Errorf("building %s storage: %w", resource, err)
+		}
+		return map[string]rest.Storage{resource: main, resource + "/status": status}, nil
 	}
 }
 

@@ -36,7 +36,12 @@ func main() {
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
 	samples := flag.Int("samples", 2000, "requests per latency figure")
 	workers := flag.Int("workers", 32, "parallel clients while filling the shard")
-	suites := flag.String("suites", "clusters,workspaces", "comma-separated parts to run: clusters, workspaces")
+	suites := flag.String("suites", "clusters,workspaces,fairness", "comma-separated parts to run: clusters, workspaces, fairness")
+	noisyObjects := flag.Int("noisy-objects", 5000, "configmaps the noisy cluster lists in the fairness run")
+	noisyLists := flag.Int("noisy-lists", 200, "concurrent LISTs of the noisy cluster in the fairness run")
+	noisyWatches := flag.Int("noisy-watches", 200, "watches of the noisy cluster in the fairness run")
+	fairSamples := flag.Int("fairness-samples", 500, "GETs per figure in the fairness run")
+	apf := flag.String("apf", "on", "fairness run with API Priority and Fairness: on, off or both")
 	flatWS := flag.Int("workspaces", 1000, "workspaces created flat in root")
 	fanout := flag.Int("fanout", 10, "children per workspace in the workspace tree")
 	depth := flag.Int("depth", 3, "levels of the workspace tree")
@@ -54,6 +59,12 @@ func main() {
 		switch strings.TrimSpace(suite) {
 		case "workspaces":
 			err = workspaceBench(ctx, abs, *flatWS, *fanout, *depth, *workers)
+		case "fairness":
+			for _, on := range map[string][]bool{"on": {true}, "off": {false}, "both": {false, true}}[*apf] {
+				if err = fairnessBench(ctx, abs, on, *noisyObjects, *noisyLists, *noisyWatches, *fairSamples); err != nil {
+					break
+				}
+			}
 		case "clusters":
 			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)
 		default:

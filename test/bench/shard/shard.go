@@ -34,7 +34,7 @@ type shard struct {
 	stopped bool
 }
 
-func startShard(ctx context.Context, binary string) (*shard, error) {
+func startShard(ctx context.Context, binary string, extraArgs ...string) (*shard, error) {
 	dir, err := os.MkdirTemp("", "tessera-bench-")
 	if err != nil {
 		return nil, err
@@ -58,8 +58,9 @@ func startShard(ctx context.Context, binary string) (*shard, error) {
 		s.stop()
 		return nil, err
 	}
-	s.cmd = exec.Command(binary, "start", "--root-directory", filepath.Join(dir, "shard"),
-		"--secure-port", strconv.Itoa(ports[2]), "--etcd-servers", s.etcd.ClientURL, "--token-auth-file", tokens)
+	args := append([]string{"start", "--root-directory", filepath.Join(dir, "shard"),
+		"--secure-port", strconv.Itoa(ports[2]), "--etcd-servers", s.etcd.ClientURL, "--token-auth-file", tokens}, extraArgs...)
+	s.cmd = exec.Command(binary, args...)
 	log, err := os.Create(filepath.Join(dir, "shard.log"))
 	if err != nil {
 		s.stop()

@@ -1,0 +1,114 @@
+// Package fairness shares a shard fairly between its tenants with
+// k8s.io/apiserver's API Priority and Fairness.
+//
+// APF is configured for the whole shard by the FlowSchemas and
+// PriorityLevelConfigurations of the system:admin logical cluster, read by
+// one upstream controller over one informer per resource. The shard
+// creates a default configuration there at start (Defaults): shard admins
+// and the shard's own controllers (system:masters) and health probes are
+// exempt; everyone else shares the priority level "tenants", with one flow
+// per logical cluster and user.
+//
+// Upstream distinguishes flows by user name (ByUser) or namespace, neither
+// of which knows logical clusters. So the shard hands APF a request digest
+// whose user is named <cluster>|<user> for requests to a logical cluster:
+// the same user in two clusters is two flows, and a noisy cluster queues
+// behind its own flows, not everyone's. FlowSchema subjects of kind User
+// and ServiceAccount therefore match <cluster>|<name>; groups match as
+// they are. Exempt users (system:masters) keep their names.
+package fairness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/server/mux"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	fq "k8s.io/apiserver/pkg/util/flowcontrol/fairqueuing"
+	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/registry/flowcontrol"
+)
+
+// Separator joins a logical cluster and a user name in the names APF sees.
+const Separator = "|"
+
+// Fairness is the shard's APF: the upstream controller behind a digest
+// that names users by cluster.
+type Fairness struct {
+	utilflowcontrol.Interface
+	informers kubeinformers.SharedInformerFactory
+	client    kubernetes.Interface
+}
+
+// New returns APF for the shard whose admin loopback config is loopback,
+// limiting the shard to serverConcurrencyLimit concurrent requests (seats).
+func New(loopback *rest.Config, serverConcurrencyLimit int) (*Fairness, error) {
+	cfg, err := clusters.ConfigFor(loopback, flowcontrol.ConfigCluster)
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	rest.AddUserAgent(cfg, "tessera-priority-and-fairness")
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("priority and fairness client: %w", err)
+	}
+	// One cluster: client-go's informers, keyed namespace/name, are right.
+	f := kubeinformers.NewSharedInformerFactory(client, 0)
+	return &Fairness{
+		Interface: utilflowcontrol.New(f, client.FlowcontrolV1(), serverConcurrencyLimit),
+		informers: f,
+		client:    client,
+	}, nil
+}
+
+// Run ensures the default configuration, starts the informers and runs
+// the upstream controller until stopCh is closed.
+func (f *Fairness) Run(stopCh <-chan struct{}) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-stopCh
+		cancel()
+	}()
+	go ensureDefaults(ctx, f.client)
+	f.informers.Start(stopCh)
+	return f.Interface.Run(stopCh)
+}
+
+// Install installs upstream's debugging endpoints.
+func (f *Fairness) Install(c *mux.PathRecorderMux) { f.Interface.Install(c) }
+
+// Handle classifies and queues a request with its user named by cluster.
+func (f *Fairness) Handle(ctx context.Context, digest utilflowcontrol.RequestDigest,
+	noteFn func(fs *flowcontrolv1.FlowSchema, pl *flowcontrolv1.PriorityLevelConfiguration, flowDistinguisher string),
+	workEstimator func() fcrequest.WorkEstimate, queueNoteFn fq.QueueNoteFn, execFn func()) {
+	f.Interface.Handle(ctx, ClusterDigest(ctx, digest), noteFn, workEstimator, queueNoteFn, execFn)
+}
+
+// ClusterDigest returns digest with its user named <cluster>|<user> for a
+// request to one logical cluster by someone not in system:masters.
+func ClusterDigest(ctx context.Context, digest utilflowcontrol.RequestDigest) utilflowcontrol.RequestDigest {
+	c, ok := logicalcluster.ClusterFrom(ctx)
+	if !ok || c.Wildcard || c.Name.Empty() || digest.User == nil || slices.Contains(digest.User.GetGroups(), user.SystemPrivilegedGroup) {
+		return digest
+	}
+	digest.User = clusterUser{Info: digest.User, name: string(c.Name) + Separator + digest.User.GetName()}
+	return digest
+}
+
+// clusterUser is a user named by cluster for APF.
+type clusterUser struct {
+	user.Info
+	name string
+}
+
+func (u clusterUser) GetName() string { return u.name }

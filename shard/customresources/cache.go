@@ -72,9 +72,11 @@ type cacheEntry[V releasable] struct {
 	destroyed bool
 }
 
-// stateCache is a bounded LRU of values built on demand, with idle expiry
-// and reference counting: a value that leaves the cache (replaced, evicted,
-// idle, invalidated) is stopped at once and destroyed when its last user
+// stateCache is an LRU of values built on demand, with idle expiry and
+// reference counting, that keeps at most maxEntries idle values (no
+// request uses them) besides those in use, which it never evicts: a value
+// that leaves the cache (replaced, evicted while idle, expired,
+// invalidated) is stopped at once and destroyed when its last user
 // releases it. Expiry is lazy (on acquire) or driven by sweep; the cache
 // starts no goroutine.
 //
@@ -164,8 +166,12 @@ func (c *stateCache[V]) releaser(e *cacheEntry[V]) func() {
 			c.mu.Lock()
 			e.refs--
 			e.lastUsed = c.now()
+			var dropped []*cacheEntry[V]
+			if e.refs == 0 {
+				dropped = c.evictLocked()
+			}
 			c.mu.Unlock()
-			c.settle(e)
+			c.settle(append(dropped, e)...)
 		})
 	}
 }
@@ -233,19 +239,28 @@ func (c *stateCache[V]) sweepLocked(now time.Time) []*cacheEntry[V] {
 	return dropped
 }
 
-// evictLocked drops least recently used values until the bound holds,
-// preferring values no request is using.
+// evictLocked drops least recently used idle values until at most
+// maxEntries values are idle. Values in use are never dropped: they serve
+// requests and watches in flight, whose number bounds them, and dropping
+// one would end its watches.
 func (c *stateCache[V]) evictLocked() []*cacheEntry[V] {
-	var dropped []*cacheEntry[V]
-	for len(c.entries) > c.maxEntries {
-		victim := c.lru.Back().Value.(*cacheEntry[V])
-		for el := c.lru.Back(); el != nil; el = el.Prev() {
-			if e := el.Value.(*cacheEntry[V]); e.refs == 0 {
-				victim = e
-				break
-			}
+	if len(c.entries) <= c.maxEntries {
+		return nil
+	}
+	idle := 0
+	for el := c.lru.Front(); el != nil; el = el.Next() {
+		if el.Value.(*cacheEntry[V]).refs == 0 {
+			idle++
 		}
-		dropped = append(dropped, c.retireLocked(victim))
+	}
+	var dropped []*cacheEntry[V]
+	for el := c.lru.Back(); el != nil && idle > c.maxEntries; {
+		e := el.Value.(*cacheEntry[V])
+		el = el.Prev()
+		if e.refs == 0 {
+			dropped = append(dropped, c.retireLocked(e))
+			idle--
+		}
 	}
 	return dropped
 }

@@ -198,18 +198,33 @@ func TestCacheRespectsBound(t *testing.T) {
 		t.Error("a recently used value was destroyed")
 	}
 
-	// Values in use are evicted last.
-	inUse, releaseInUse := c.get(t, key("a", "w"), crdVersion("a", "1"))
-	_, release = c.get(t, key("c", "w"), crdVersion("c", "1"))
-	release()
+	// Values in use are never evicted, however many there are: the bound
+	// is on idle values.
+	var inUse []*fakeValue
+	var releases []func()
+	for _, cluster := range []string{"a", "e", "f", "g"} {
+		v, rel := c.get(t, key(cluster, "w"), crdVersion(cluster, "1"))
+		inUse, releases = append(inUse, v), append(releases, rel)
+	}
 	_, release = c.get(t, key("d", "w"), crdVersion("d", "1"))
 	release()
-	if inUse.stopped.Load() != 0 {
-		t.Error("a value in use was evicted while an unused one was there")
+	for i, v := range inUse {
+		if v.stopped.Load() != 0 {
+			t.Errorf("value %d in use was evicted", i)
+		}
 	}
-	releaseInUse()
-	if n := c.builds.Load(); n != 4 {
-		t.Errorf("built %d values, want 4", n)
+	if n := c.len(); n < 4 {
+		t.Errorf("len = %d, want the 4 values in use and up to 2 idle ones", n)
+	}
+	// Once released, the idle ones beyond the bound go, oldest first.
+	for _, rel := range releases {
+		rel()
+	}
+	if n := c.len(); n != 2 {
+		t.Errorf("len after releasing = %d, want 2", n)
+	}
+	if inUse[0].stopped.Load() != 1 || inUse[3].stopped.Load() != 0 {
+		t.Errorf("after release: oldest stopped %d, newest stopped %d; want 1 and 0", inUse[0].stopped.Load(), inUse[3].stopped.Load())
 	}
 }
 

@@ -30,7 +30,8 @@ type CRDsNamedGetter func(group, resource string) ([]*apiextensionsv1.CustomReso
 const (
 	// DefaultIdleTimeout is how long an unused serving state is kept.
 	DefaultIdleTimeout = 10 * time.Minute
-	// DefaultMaxEntries bounds the number of cached serving states.
+	// DefaultMaxEntries bounds the number of idle serving states kept;
+	// states in use (requests and watches in flight) are never dropped.
 	DefaultMaxEntries = 1000
 	// DefaultMinRequestTimeout is the lower bound of a watch's random timeout.
 	DefaultMinRequestTimeout = 30 * time.Minute
@@ -61,7 +62,8 @@ type Config struct {
 	NotFound http.Handler
 	// IdleTimeout releases serving state unused this long.
 	IdleTimeout time.Duration
-	// MaxEntries bounds the number of cached serving states (LRU).
+	// MaxEntries bounds the idle serving states kept (LRU); states in use
+	// are never dropped.
 	MaxEntries int
 }
 

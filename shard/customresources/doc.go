@@ -92,8 +92,11 @@
 //
 // What a CRD needs to be served (schemas, validators, CEL programs, field
 // manager, stores per version) is built on the first request for a
-// (cluster, CRD name) and cached in one LRU for the whole shard, bounded by
-// MaxEntries. It is rebuilt when the CRD's UID or resourceVersion changes,
+// (cluster, CRD name) and cached in one LRU for the whole shard, which
+// keeps at most MaxEntries idle states and never drops one in use (a watch
+// holds its state, so watches are never ended to make room, and the
+// garbage collector's wildcard watches take no room from tenants). It is
+// rebuilt when the CRD's UID or resourceVersion changes,
 // and dropped by Invalidate (call it from a CRD informer on add, update and
 // delete). An entry unused for IdleTimeout is released lazily by the next
 // request, or by the single janitor that Run starts. Nothing is started per

@@ -49,10 +49,13 @@ func Decorator(cached bool) generic.StorageDecorator {
 				KeyFunc:             CacheKeyFunc(resourcePrefix, keyFunc),
 				NewFunc:             newFunc,
 				NewListFunc:         newListFunc,
-				GetAttrsFunc:        getAttrsFunc,
-				IndexerFuncs:        triggerFuncs,
-				Indexers:            indexers,
-				Codec:               config.Codec,
+				GetAttrsFunc:        withClusterField(getAttrsFunc),
+				// The cacher takes one trigger; the cluster is the one
+				// every resource of a shard needs (no built-in registry
+				// brings its own).
+				IndexerFuncs: clusterTrigger,
+				Indexers:     indexers,
+				Codec:        config.Codec,
 			})
 			if err != nil {
 				destroyRaw()

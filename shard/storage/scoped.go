@@ -68,7 +68,7 @@ func (s *scoped) Watch(ctx context.Context, key string, opts storage.ListOptions
 	if err != nil {
 		return nil, err
 	}
-	opts.Predicate = withoutIndexes(opts.Predicate)
+	opts.Predicate = clusterWatchPredicate(ctx, withoutIndexes(opts.Predicate))
 	return s.Interface.Watch(ctx, k, opts)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,18 +52,25 @@ func fairnessBench(ctx context.Context, binary string, apf bool, objects, lists,
 	fmt.Printf("Fair sharing (API Priority and Fairness %s): %d configmaps in the noisy cluster created in %s\n",
 		map[bool]string{true: "on", false: "off"}[apf], objects, time.Since(start).Round(time.Millisecond))
 
-	user := rest.CopyConfig(s.cfg)
-	user.BearerToken, user.CertData, user.KeyData, user.CertFile, user.KeyFile = benchUserToken, nil, nil, "", ""
-	user.QPS, user.Burst = -1, 0
-	users, err := clusters.NewForConfig(user)
+	// Each tenant has its own connections, as two tenants' clients would:
+	// over one HTTP/2 connection the quiet GETs would queue behind the
+	// noisy LIST responses in the client, not in the shard.
+	tenantClient := func(cluster logicalcluster.Name) (kubernetes.Interface, error) {
+		cfg, err := clusters.ConfigFor(s.cfg, cluster)
+		if err != nil {
+			return nil, err
+		}
+		cfg = rest.CopyConfig(cfg)
+		cfg.BearerToken, cfg.CertData, cfg.KeyData, cfg.CertFile, cfg.KeyFile = benchUserToken, nil, nil, "", ""
+		cfg.QPS, cfg.Burst = -1, 0
+		cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second}).DialContext // a transport of its own
+		return kubernetes.NewForConfig(cfg)
+	}
+	quietClient, err := tenantClient(quiet)
 	if err != nil {
 		return err
 	}
-	quietClient, err := users.For(quiet)
-	if err != nil {
-		return err
-	}
-	noisyClient, err := users.For(noisy)
+	noisyClient, err := tenantClient(noisy)
 	if err != nil {
 		return err
 	}

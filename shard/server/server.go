@@ -20,6 +20,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/admission/clusterannotation"
 	"github.com/tessera-dev/tessera/shard/admission/crdconversion"
 	"github.com/tessera-dev/tessera/shard/admission/namespacelifecycle"
 	"github.com/tessera-dev/tessera/shard/admission/rbacescalation"
@@ -140,7 +141,7 @@ func (s *Server) build(ctx context.Context) error {
 		{crdconversion.PluginName, crdconversion.New()},
 		{rbacescalation.PluginName, escalation},
 		{workspace.PluginName, wsAdmission},
-	}, hooks...), quota, limit)...)
+	}, hooks...), namedPlugin{clusterannotation.PluginName, clusterannotation.New()}, quota, limit)...)
 	if err != nil {
 		return err
 	}

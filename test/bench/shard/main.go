@@ -36,7 +36,11 @@ func main() {
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
 	samples := flag.Int("samples", 2000, "requests per latency figure")
 	workers := flag.Int("workers", 32, "parallel clients while filling the shard")
-	suites := flag.String("suites", "clusters,workspaces,fairness", "comma-separated parts to run: clusters, workspaces, fairness")
+	suites := flag.String("suites", "clusters,workspaces,fairness,watches", "comma-separated parts to run: clusters, workspaces, fairness, watches")
+	idleWatchers := flag.Int("idle-watchers", 10000, "idle watches, one per other cluster, in the watches run")
+	crWatches := flag.Int("cr-watches", 5000, "watches of custom resources in distinct (cluster, CRD) pairs in the watches run")
+	watchWrites := flag.Int("watch-writes", 2000, "creates per write-throughput figure in the watches run")
+	hold := flag.Duration("hold", time.Minute, "how long the custom-resource watches are held open")
 	noisyObjects := flag.Int("noisy-objects", 5000, "configmaps the noisy cluster lists in the fairness run")
 	noisyLists := flag.Int("noisy-lists", 200, "concurrent LISTs of the noisy cluster in the fairness run")
 	noisyWatches := flag.Int("noisy-watches", 200, "watches of the noisy cluster in the fairness run")
@@ -65,6 +69,8 @@ func main() {
 					break
 				}
 			}
+		case "watches":
+			err = watchBench(ctx, abs, *idleWatchers, *crWatches, *watchWrites, *hold)
 		case "clusters":
 			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)
 		default:

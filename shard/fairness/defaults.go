@@ -37,6 +37,50 @@ var Tenants = &flowcontrolv1.PriorityLevelConfiguration{
 	},
 }
 
+// TenantListsLevel is the priority level of tenants' lists and watches:
+// a small share of the shard, so that however many lists tenants send, the
+// shard keeps seats and CPU for everything else.
+const TenantListsLevel = "tenant-lists"
+
+// TenantLists is the priority level of tenants' lists and watches. A list
+// costs one seat per 100 objects of its cluster, up to 10.
+var TenantLists = &flowcontrolv1.PriorityLevelConfiguration{
+	ObjectMeta: metav1.ObjectMeta{Name: TenantListsLevel},
+	Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+		Type: flowcontrolv1.PriorityLevelEnablementLimited,
+		Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+			NominalConcurrencyShares: ptr.To[int32](10),
+			LendablePercent:          ptr.To[int32](0),
+			BorrowingLimitPercent:    ptr.To[int32](0),
+			LimitResponse: flowcontrolv1.LimitResponse{
+				Type:    flowcontrolv1.LimitResponseTypeQueue,
+				Queuing: &flowcontrolv1.QueuingConfiguration{Queues: 128, HandSize: 6, QueueLengthLimit: 50},
+			},
+		},
+	},
+}
+
+// TenantListsSchema sends tenants' lists and watches to the tenant-lists
+// level, one flow per <cluster>|<user>.
+var TenantListsSchema = &flowcontrolv1.FlowSchema{
+	ObjectMeta: metav1.ObjectMeta{Name: TenantListsLevel},
+	Spec: flowcontrolv1.FlowSchemaSpec{
+		PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: TenantListsLevel},
+		MatchingPrecedence:         8000,
+		DistinguisherMethod:        &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType},
+		Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+			Subjects: []flowcontrolv1.Subject{
+				{Kind: flowcontrolv1.SubjectKindGroup, Group: &flowcontrolv1.GroupSubject{Name: user.AllAuthenticated}},
+				{Kind: flowcontrolv1.SubjectKindGroup, Group: &flowcontrolv1.GroupSubject{Name: user.AllUnauthenticated}},
+			},
+			ResourceRules: []flowcontrolv1.ResourcePolicyRule{{
+				Verbs: []string{"list", "watch"}, APIGroups: []string{flowcontrolv1.APIGroupAll},
+				Resources: []string{flowcontrolv1.ResourceAll}, ClusterScope: true, Namespaces: []string{flowcontrolv1.NamespaceEvery},
+			}},
+		}},
+	},
+}
+
 // TenantsSchema sends every authenticated and unauthenticated request
 // that no schema of higher precedence takes to the tenants level, one flow
 // per <cluster>|<user>.
@@ -64,11 +108,11 @@ var TenantsSchema = &flowcontrolv1.FlowSchema{
 
 // defaults are the shard's configuration: upstream's mandatory objects
 // (exempt and catch-all, kept as upstream has them), its probes schema,
-// and the tenants level and schema (created if missing, then left to the
-// shard admins).
+// and the tenants and tenant-lists levels and schemas (created if missing,
+// then left to the shard admins).
 func defaults() (mandatoryLevels, levels []*flowcontrolv1.PriorityLevelConfiguration, mandatorySchemas, schemas []*flowcontrolv1.FlowSchema) {
-	return bootstrap.MandatoryPriorityLevelConfigurations, []*flowcontrolv1.PriorityLevelConfiguration{Tenants},
-		bootstrap.MandatoryFlowSchemas, []*flowcontrolv1.FlowSchema{bootstrap.SuggestedFlowSchemaProbes, TenantsSchema}
+	return bootstrap.MandatoryPriorityLevelConfigurations, []*flowcontrolv1.PriorityLevelConfiguration{Tenants, TenantLists},
+		bootstrap.MandatoryFlowSchemas, []*flowcontrolv1.FlowSchema{bootstrap.SuggestedFlowSchemaProbes, TenantListsSchema, TenantsSchema}
 }
 
 // ensureDefaults writes the default configuration, retrying until it is

@@ -47,7 +47,18 @@ type Fairness struct {
 	utilflowcontrol.Interface
 	informers kubeinformers.SharedInformerFactory
 	client    kubernetes.Interface
+	listCount ListCounter
 }
+
+// ListCounter returns how many objects of a resource a logical cluster
+// holds, if it knows (large counts only: smaller lists cost one seat).
+type ListCounter func(cluster logicalcluster.Name, group, resource string) (int64, bool)
+
+// SetListCounter makes list requests cost seats by the objects of their
+// own logical cluster. Upstream's estimate reads one count per resource
+// for the whole shard, which either overcharges small tenants for a big
+// one or, as here where it has no counts, charges every list one seat.
+func (f *Fairness) SetListCounter(c ListCounter) { f.listCount = c }
 
 // New returns APF for the shard whose admin loopback config is loopback,
 // limiting the shard to serverConcurrencyLimit concurrent requests (seats).
@@ -91,7 +102,37 @@ func (f *Fairness) Install(c *mux.PathRecorderMux) { f.Interface.Install(c) }
 func (f *Fairness) Handle(ctx context.Context, digest utilflowcontrol.RequestDigest,
 	noteFn func(fs *flowcontrolv1.FlowSchema, pl *flowcontrolv1.PriorityLevelConfiguration, flowDistinguisher string),
 	workEstimator func() fcrequest.WorkEstimate, queueNoteFn fq.QueueNoteFn, execFn func()) {
+	if f.listCount != nil {
+		workEstimator = f.listEstimator(ctx, digest, workEstimator)
+	}
 	f.Interface.Handle(ctx, ClusterDigest(ctx, digest), noteFn, workEstimator, queueNoteFn, execFn)
+}
+
+// Seats of a list, as upstream's estimator counts them from the objects
+// it reads: one per objectsPerSeat objects, at most maxListSeats.
+const (
+	objectsPerSeat = 100
+	maxListSeats   = 10
+)
+
+// listEstimator charges a list in one logical cluster by that cluster's
+// objects of the resource.
+func (f *Fairness) listEstimator(ctx context.Context, digest utilflowcontrol.RequestDigest, upstream func() fcrequest.WorkEstimate) func() fcrequest.WorkEstimate {
+	ri := digest.RequestInfo
+	c, ok := logicalcluster.ClusterFrom(ctx)
+	if ri == nil || !ri.IsResourceRequest || ri.Verb != "list" || ri.Name != "" || !ok || c.Wildcard {
+		return upstream
+	}
+	return func() fcrequest.WorkEstimate {
+		w := upstream()
+		n, ok := f.listCount(c.Name, ri.APIGroup, ri.Resource)
+		if !ok {
+			return w
+		}
+		seats := uint64((n + objectsPerSeat - 1) / objectsPerSeat)
+		w.InitialSeats = min(max(seats, w.InitialSeats, 1), maxListSeats)
+		return w
+	}
 }
 
 // ClusterDigest returns digest with its user named <cluster>|<user> for a

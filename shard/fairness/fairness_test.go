@@ -6,6 +6,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
+	fcrequest "k8s.io/apiserver/pkg/util/flowcontrol/request"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
@@ -42,6 +43,41 @@ func TestClusterDigestNamesUsersByCluster(t *testing.T) {
 			}
 			if d.RequestInfo != info {
 				t.Error("request info replaced")
+			}
+		})
+	}
+}
+
+func TestListsCostSeatsByTheirClustersObjects(t *testing.T) {
+	f := &Fairness{}
+	f.SetListCounter(func(cluster logicalcluster.Name, group, resource string) (int64, bool) {
+		if group != "" || resource != "configmaps" {
+			return 0, false
+		}
+		n, ok := map[logicalcluster.Name]int64{"big": 5000, "mid": 250}[cluster]
+		return n, ok
+	})
+	upstream := func() fcrequest.WorkEstimate { return fcrequest.WorkEstimate{InitialSeats: 1} }
+	list := &request.RequestInfo{IsResourceRequest: true, Verb: "list", Resource: "configmaps", Namespace: "default"}
+	get := &request.RequestInfo{IsResourceRequest: true, Verb: "get", Resource: "configmaps", Namespace: "default", Name: "x"}
+	tests := []struct {
+		name    string
+		cluster logicalcluster.Cluster
+		info    *request.RequestInfo
+		want    uint64
+	}{
+		{"list in a big cluster", logicalcluster.Cluster{Name: "big"}, list, 10},
+		{"list in a middling cluster", logicalcluster.Cluster{Name: "mid"}, list, 3},
+		{"list in a small cluster", logicalcluster.Cluster{Name: "small"}, list, 1},
+		{"get in a big cluster", logicalcluster.Cluster{Name: "big"}, get, 1},
+		{"wildcard list", logicalcluster.Cluster{Wildcard: true}, list, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := logicalcluster.WithCluster(t.Context(), tt.cluster)
+			est := f.listEstimator(ctx, utilflowcontrol.RequestDigest{RequestInfo: tt.info}, upstream)
+			if got := est().InitialSeats; got != tt.want {
+				t.Errorf("seats %d, want %d", got, tt.want)
 			}
 		})
 	}

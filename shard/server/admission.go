@@ -5,14 +5,19 @@ import (
 	"io"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/client-go/rest"
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/admission/objectlimit"
 	"github.com/tessera-dev/tessera/shard/admission/resourcequota"
 	"github.com/tessera-dev/tessera/shard/admission/webhooks"
 	quotactrl "github.com/tessera-dev/tessera/shard/controllers/resourcequota"
+	"github.com/tessera-dev/tessera/shard/fairness"
+	"github.com/tessera-dev/tessera/shard/registry/builtin"
+	"github.com/tessera-dev/tessera/shard/storage"
 )
 
 // namedPlugin is an admission plugin of the shard's chain.
@@ -130,5 +135,28 @@ func (s *Server) objectLimitPlugin() (namedPlugin, error) {
 		return namedPlugin{}, err
 	}
 	s.controllers = append(s.controllers, p)
+	if apf, ok := s.CompletedConfig.Generic.FlowControl.(*fairness.Fairness); ok {
+		apf.SetListCounter(s.listCounter(p))
+	}
 	return namedPlugin{objectlimit.PluginName, p}, nil
+}
+
+// listCounter counts the objects of a resource in a logical cluster from
+// the object scanner's last scan.
+func (s *Server) listCounter(p *objectlimit.Plugin) fairness.ListCounter {
+	builtins := map[schema.GroupResource]string{}
+	for _, r := range builtin.Resources() {
+		prefix, ok := s.CompletedConfig.Storage.Prefixes[r.StorageResource]
+		if !ok {
+			prefix = storage.ResourcePrefix(r.StorageResource)
+		}
+		builtins[schema.GroupResource{Group: r.GroupVersion.Group, Resource: r.Resource}] = prefix
+	}
+	return func(cluster logicalcluster.Name, group, resource string) (int64, bool) {
+		prefix, ok := builtins[schema.GroupResource{Group: group, Resource: resource}]
+		if !ok {
+			prefix = CustomResourcePrefix(group, resource)
+		}
+		return p.ResourceCount(prefix, cluster)
+	}
 }

@@ -66,12 +66,15 @@ func TestPriorityAndFairnessConfiguration(t *testing.T) {
 		for _, fs := range fss.Items {
 			names = append(names, fs.Name)
 		}
-		return len(levels) == 3 && strings.Join(names, ",") == "catch-all,exempt,probes,tenants", nil
+		return len(levels) == 4 && strings.Join(names, ",") == "catch-all,exempt,probes,tenant-lists,tenants", nil
 	})
 	tenantCfg := tokenConfig(s, a, "tenant-token")
 	eventually(t, 30*time.Second, "a tenant's request to be served at the tenants level", func(context.Context) (bool, error) {
-		return priorityLevelOf(t, tenantCfg, "/api/v1/namespaces/default/configmaps") == levels["tenants"], nil
+		return priorityLevelOf(t, tenantCfg, "/api/v1/namespaces/default") == levels["tenants"], nil
 	})
+	if got := priorityLevelOf(t, tenantCfg, "/api/v1/namespaces/default/configmaps"); got != levels["tenant-lists"] {
+		t.Errorf("a tenant's list was served at level %q, want tenant-lists (%s)", got, levels["tenant-lists"])
+	}
 	if got := priorityLevelOf(t, s.Config(a), "/api/v1/namespaces/default/configmaps"); got != levels["exempt"] {
 		t.Errorf("a shard admin's request was served at level %q, want exempt (%s)", got, levels["exempt"])
 	}

@@ -68,6 +68,9 @@ type Plugin struct {
 
 	// scanned holds the counts of the last scan.
 	scanned atomic.Pointer[map[logicalcluster.Name]int64]
+	// scannedLarge holds, per resource prefix, the clusters with at least
+	// LargeCount objects of it at the last scan.
+	scannedLarge atomic.Pointer[map[string]map[logicalcluster.Name]int64]
 	// admitted holds, per cluster, creates minus deletes admitted since
 	// the last scan began (*atomic.Int64).
 	mu       sync.RWMutex
@@ -90,6 +93,7 @@ func New(cfg Config) (*Plugin, error) {
 		admitted: map[logicalcluster.Name]*atomic.Int64{},
 	}
 	p.scanned.Store(&map[logicalcluster.Name]int64{})
+	p.scannedLarge.Store(&map[string]map[logicalcluster.Name]int64{})
 	return p, nil
 }
 
@@ -118,29 +122,61 @@ func (p *Plugin) Scan(ctx context.Context) error {
 	p.admitted = map[logicalcluster.Name]*atomic.Int64{}
 	p.mu.Unlock()
 	counts := map[logicalcluster.Name]int64{}
+	large := map[string]map[logicalcluster.Name]int64{}
 	root := strings.TrimSuffix(p.cfg.Root, "/")
 	for _, prefix := range p.cfg.Prefixes() {
 		full := root + prefix
 		key := full + "/"
 		end := clientv3.GetPrefixRangeEnd(key)
+		// Keys are sorted, so the keys of a cluster are consecutive.
+		var run logicalcluster.Name
+		var runCount int64
+		flush := func() {
+			if runCount >= LargeCount {
+				if large[prefix] == nil {
+					large[prefix] = map[logicalcluster.Name]int64{}
+				}
+				large[prefix][run] = runCount
+			}
+		}
 		for {
 			resp, err := p.cfg.KV.Get(ctx, key, clientv3.WithRange(end), clientv3.WithKeysOnly(), clientv3.WithLimit(scanPage))
 			if err != nil {
 				return fmt.Errorf("scanning %s: %w", full, err)
 			}
 			for _, kv := range resp.Kvs {
-				if cluster, err := storage.ClusterOfKey(full, string(kv.Key)); err == nil {
-					counts[cluster]++
+				cluster, err := storage.ClusterOfKey(full, string(kv.Key))
+				if err != nil {
+					continue
 				}
+				counts[cluster]++
+				if cluster != run {
+					flush()
+					run, runCount = cluster, 0
+				}
+				runCount++
 			}
 			if !resp.More || len(resp.Kvs) == 0 {
 				break
 			}
 			key = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 		}
+		flush()
 	}
 	p.scanned.Store(&counts)
+	p.scannedLarge.Store(&large)
 	return nil
+}
+
+// LargeCount is the smallest number of objects of one resource in one
+// cluster that ResourceCount reports; smaller counts are not kept.
+const LargeCount = 100
+
+// ResourceCount returns the objects under the resource prefix prefix in
+// cluster at the last scan, if there were at least LargeCount.
+func (p *Plugin) ResourceCount(prefix string, cluster logicalcluster.Name) (int64, bool) {
+	n, ok := (*p.scannedLarge.Load())[prefix][cluster]
+	return n, ok
 }
 
 // Count returns the objects of cluster as the plugin knows them.

@@ -57,6 +57,9 @@ type Options struct {
 	EnablePriorityAndFairness bool
 	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the
 	// requests served at once; with APF, their sum is its concurrency.
+	// Zero means 50 and 25 per CPU (GOMAXPROCS): kube-apiserver's 400 and
+	// 200 on 8 CPUs, and few enough concurrent lists on small machines
+	// that a tenant's lists cannot take the CPU from the others.
 	MaxRequestsInFlight         int
 	MaxMutatingRequestsInFlight int
 
@@ -98,8 +101,6 @@ func NewOptions() *Options {
 		AdmissionWebhookClusters:         webhooks.DefaultMaxClusters,
 		LogicalClusterObjectScanInterval: objectlimit.DefaultScanInterval,
 		EnablePriorityAndFairness:        true,
-		MaxRequestsInFlight:              400,
-		MaxMutatingRequestsInFlight:      200,
 		ShardName:                        "root",
 		EnableHomeWorkspaces:             true,
 		HomeCreatorGroups:                []string{"system:authenticated"},
@@ -140,8 +141,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.EmbeddedEtcdLogLevel, "embedded-etcd-log-level", o.EmbeddedEtcdLogLevel, "Log level of the embedded etcd: debug, info, warn, error, panic or fatal.")
 	fs.IntVar(&o.AdmissionWebhookClusters, "admission-webhook-clusters", o.AdmissionWebhookClusters, "Logical clusters with admission webhooks whose webhook plugins are kept built (about 430 KiB each); others are built again (about 4 ms) when next written to.")
 	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness, "Share the shard between logical clusters and users with API Priority and Fairness, configured in system:admin; otherwise the max-in-flight limits apply to everyone together.")
-	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "Maximum non-mutating requests in flight; with API Priority and Fairness, this plus --max-mutating-requests-inflight is the shard's concurrency.")
-	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "Maximum mutating requests in flight; see --max-requests-inflight.")
+	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "Maximum non-mutating requests in flight; with API Priority and Fairness, this plus --max-mutating-requests-inflight is the shard's concurrency. 0: 50 per CPU.")
+	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "Maximum mutating requests in flight; see --max-requests-inflight. 0: 25 per CPU.")
 	fs.Int64Var(&o.LogicalClusterObjectLimit, "logical-cluster-total-object-limit", o.LogicalClusterObjectLimit, "Default limit of objects in a logical cluster, other than root and system clusters; creates beyond it get 403. The core.kcp.io/max-total-objects annotation of a LogicalCluster overrides it. 0 disables it.")
 	fs.DurationVar(&o.LogicalClusterObjectScanInterval, "logical-cluster-object-count-scan-interval", o.LogicalClusterObjectScanInterval, "How often the objects of every logical cluster are counted in etcd (keys only) for the object limit.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
@@ -220,8 +221,8 @@ func (o CompletedOptions) Validate() []error {
 	if o.LogicalClusterObjectScanInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--logical-cluster-object-count-scan-interval %v must be positive", o.LogicalClusterObjectScanInterval))
 	}
-	if o.MaxRequestsInFlight < 1 || o.MaxMutatingRequestsInFlight < 1 {
-		errs = append(errs, fmt.Errorf("--max-requests-inflight %d and --max-mutating-requests-inflight %d must be positive", o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight))
+	if o.MaxRequestsInFlight < 0 || o.MaxMutatingRequestsInFlight < 0 {
+		errs = append(errs, fmt.Errorf("--max-requests-inflight %d and --max-mutating-requests-inflight %d must not be negative", o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight))
 	}
 	if o.AdmissionWebhookClusters < 1 {
 		errs = append(errs, fmt.Errorf("--admission-webhook-clusters %d must be at least 1", o.AdmissionWebhookClusters))

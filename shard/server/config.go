@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"time"
 
@@ -143,10 +144,15 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.Authorization.Authorizer = authz
 	gc.RuleResolver = authz
 
-	gc.MaxRequestsInFlight = o.MaxRequestsInFlight
-	gc.MaxMutatingRequestsInFlight = o.MaxMutatingRequestsInFlight
+	gc.MaxRequestsInFlight, gc.MaxMutatingRequestsInFlight = o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight
+	if gc.MaxRequestsInFlight == 0 {
+		gc.MaxRequestsInFlight = 50 * goruntime.GOMAXPROCS(0)
+	}
+	if gc.MaxMutatingRequestsInFlight == 0 {
+		gc.MaxMutatingRequestsInFlight = 25 * goruntime.GOMAXPROCS(0)
+	}
 	if o.EnablePriorityAndFairness {
-		apf, err := fairness.New(gc.LoopbackClientConfig, o.MaxRequestsInFlight+o.MaxMutatingRequestsInFlight)
+		apf, err := fairness.New(gc.LoopbackClientConfig, gc.MaxRequestsInFlight+gc.MaxMutatingRequestsInFlight)
 		if err != nil {
 			return nil, err
 		}

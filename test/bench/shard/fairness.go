@@ -23,10 +23,10 @@ import (
 // against the same GETs with no neighbour, on one shard. The same
 // non-admin user works in both clusters, so only the logical cluster
 // tells their flows apart. apf passes --enable-priority-and-fairness.
-func fairnessBench(ctx context.Context, binary string, apf bool, objects, lists, watches, samples int) error {
+func fairnessBench(ctx context.Context, binary string, apf bool, objects, lists, watches, samples int, shardArgs []string) error {
 	// Lists cost seats by the objects of their cluster, counted every scan
 	// interval (1m by default): count soon after the noisy cluster fills.
-	s, err := startShard(ctx, binary, fmt.Sprintf("--enable-priority-and-fairness=%t", apf), "--logical-cluster-object-count-scan-interval=10s")
+	s, err := startShard(ctx, binary, append([]string{fmt.Sprintf("--enable-priority-and-fairness=%t", apf), "--logical-cluster-object-count-scan-interval=10s"}, shardArgs...)...)
 	if err != nil {
 		return err
 	}
@@ -51,8 +51,8 @@ func fairnessBench(ctx context.Context, binary string, apf bool, objects, lists,
 			return err
 		}
 	}
-	fmt.Printf("Fair sharing (API Priority and Fairness %s): %d configmaps in the noisy cluster created in %s\n",
-		map[bool]string{true: "on", false: "off"}[apf], objects, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("Fair sharing (API Priority and Fairness %s, shard flags %v): %d configmaps in the noisy cluster created in %s\n",
+		map[bool]string{true: "on", false: "off"}[apf], shardArgs, objects, time.Since(start).Round(time.Millisecond))
 
 	// Each tenant has its own connections, as two tenants' clients would:
 	// over one HTTP/2 connection the quiet GETs would queue behind the

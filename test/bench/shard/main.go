@@ -46,6 +46,7 @@ func main() {
 	noisyWatches := flag.Int("noisy-watches", 200, "watches of the noisy cluster in the fairness run")
 	fairSamples := flag.Int("fairness-samples", 500, "GETs per figure in the fairness run")
 	apf := flag.String("apf", "on", "fairness run with API Priority and Fairness: on, off or both")
+	fairArgs := flag.String("fairness-shard-args", "", "extra flags of the shard in the fairness run, space-separated")
 	flatWS := flag.Int("workspaces", 1000, "workspaces created flat in root")
 	fanout := flag.Int("fanout", 10, "children per workspace in the workspace tree")
 	depth := flag.Int("depth", 3, "levels of the workspace tree")
@@ -65,7 +66,7 @@ func main() {
 			err = workspaceBench(ctx, abs, *flatWS, *fanout, *depth, *workers)
 		case "fairness":
 			for _, on := range map[string][]bool{"on": {true}, "off": {false}, "both": {false, true}}[*apf] {
-				if err = fairnessBench(ctx, abs, on, *noisyObjects, *noisyLists, *noisyWatches, *fairSamples); err != nil {
+				if err = fairnessBench(ctx, abs, on, *noisyObjects, *noisyLists, *noisyWatches, *fairSamples, strings.Fields(*fairArgs)); err != nil {
 					break
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/tessera-dev/tessera/shard/admission/objectlimit"
@@ -43,6 +44,10 @@ type Options struct {
 	// Authentication holds the authentication flags: client CA, static
 	// tokens, request-header and service account tokens.
 	Authentication *authentication.Options
+
+	// Audit holds k8s.io/apiserver's audit flags: policy file, log and
+	// webhook backends.
+	Audit *genericoptions.AuditOptions
 
 	// WatchCache enables one upstream watch cache per built-in resource.
 	WatchCache bool
@@ -106,6 +111,7 @@ func NewOptions() *Options {
 		HomeWorkspacesBucketLevels:       2,
 		HomeWorkspacesBucketSize:         2,
 		Authentication:                   authentication.NewOptions(),
+		Audit:                            genericoptions.NewAuditOptions(),
 	}
 }
 
@@ -147,6 +153,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
 
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	o.Audit.AddFlags(fss.FlagSet("auditing"))
 }
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).
@@ -239,5 +246,6 @@ func (o CompletedOptions) Validate() []error {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
 	}
 	errs = append(errs, o.Authentication.Validate()...)
+	errs = append(errs, o.Audit.Validate()...)
 	return errs
 }

@@ -196,6 +196,9 @@ func (s *Server) build(ctx context.Context) error {
 		h = filters.WithClusterGuard(h, s.clusterState, c.Codecs)
 		h = s.withVirtualWorkspaces(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, gcfg)
+		if gcfg.AuditBackend != nil && gcfg.AuditPolicyRuleEvaluator != nil {
+			h = filters.WithAuditAnnotations(h, s.auditTarget)
+		}
 		h = filters.WithClusterResolver(h, c.Codecs, s.resolvePath)
 		return s.withHome(h)
 	}

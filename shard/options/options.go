@@ -35,6 +35,11 @@ type Options struct {
 	EtcdCertFile string
 	EtcdKeyFile  string
 
+	// EncryptionProviderConfig is the path of a Kubernetes
+	// EncryptionConfiguration: how values are encrypted in etcd, per
+	// resource.
+	EncryptionProviderConfig string
+
 	EmbeddedEtcdClientPort int
 	EmbeddedEtcdPeerPort   int
 	// EmbeddedEtcdUnsafeNoFsync is for tests and benchmarks.
@@ -140,6 +145,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the external etcd servers.")
 	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "Client certificate for the external etcd servers.")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "Client key for the external etcd servers.")
+	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "File with a Kubernetes EncryptionConfiguration (apiserver.config.k8s.io/v1) telling how objects are encrypted in etcd, per resource: built-in ones, and custom resources by <plural>.<group>, *.<group> or *.*.")
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort, "Loopback port of the embedded etcd's client endpoint.")
 	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Loopback port of the embedded etcd's peer endpoint.")
 	fs.BoolVar(&o.EmbeddedEtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcdUnsafeNoFsync, "Disable fsync in the embedded etcd. Loses data on a crash; for tests only.")

@@ -181,12 +181,17 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	backend.Transport.TrustedCAFile = o.EtcdCAFile
 	backend.Transport.CertFile = o.EtcdCertFile
 	backend.Transport.KeyFile = o.EtcdKeyFile
+	transformers, err := encryption(o.EncryptionProviderConfig, gc)
+	if err != nil {
+		return nil, err
+	}
 	restOptions := &storage.RESTOptionsGetter{
 		Backend:         *backend,
 		Scheme:          scheme,
 		Codecs:          codecs,
 		Cached:          o.WatchCache,
 		StorageVersions: map[schema.GroupResource]schema.GroupVersion{},
+		Transformers:    transformers,
 	}
 	gc.RESTOptionsGetter = restOptions
 

@@ -155,8 +155,9 @@ func (s *Server) build(ctx context.Context) error {
 		CRDs:      s.crdFor,
 		CRDsNamed: s.crdsNamed,
 		RESTOptionsGetter: &customresources.RESTOptionsGetter{
-			Backend:   c.Storage.Backend,
-			Decorator: shared.Decorator(storage.ClusterAware),
+			Backend:      c.Storage.Backend,
+			Transformers: c.Storage.Transformers,
+			Decorator:    shared.Decorator(storage.ClusterAware),
 		},
 		Authorizer:          gc.Authorization.Authorizer,
 		Admission:           gc.AdmissionControl,

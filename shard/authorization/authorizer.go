@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/scopes"
+	"github.com/tessera-dev/tessera/pkg/shardadmin"
 	"github.com/tessera-dev/tessera/shard/authorization/rbac"
 )
 
@@ -108,7 +109,7 @@ func (a *Authorizer) decide(ctx context.Context, cluster logicalcluster.Cluster,
 		u = scopes.OutOfScope(u)
 		attrs = withUser(attrs, u)
 	}
-	if isPrivileged(u) {
+	if shardadmin.Is(u) {
 		return allow(stageMasters, "member of "+user.SystemPrivilegedGroup)
 	}
 	if !hasCluster || (!cluster.Wildcard && cluster.Name.Empty()) {
@@ -153,7 +154,7 @@ func (a *Authorizer) Policy() authorizer.Authorizer {
 		}
 		if c, _ := logicalcluster.ClusterFrom(ctx); !scopes.Contains(u, c) {
 			attrs = withUser(attrs, scopes.OutOfScope(u))
-		} else if isPrivileged(u) {
+		} else if shardadmin.Is(u) {
 			return authorizer.DecisionAllow, "member of " + user.SystemPrivilegedGroup, nil
 		}
 		return a.policy.Authorize(ctx, attrs)
@@ -179,7 +180,7 @@ func (a *Authorizer) EvaluateConditions(context.Context, authorizer.ConditionsAw
 // not be resolved are reported in the error.
 func (a *Authorizer) RulesFor(ctx context.Context, u user.Info, namespace string) ([]authorizer.ResourceRuleInfo, []authorizer.NonResourceRuleInfo, bool, error) {
 	c, ok := logicalcluster.ClusterFrom(ctx)
-	if !ok || c.Wildcard || c.Name.Empty() || (c.Name.IsSystem() && !isPrivileged(u)) {
+	if !ok || c.Wildcard || c.Name.Empty() || (c.Name.IsSystem() && !shardadmin.Is(u)) {
 		return nil, nil, false, nil
 	}
 	rules, err := a.PolicyRulesFor(ctx, c.Name, u, namespace)

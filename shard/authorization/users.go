@@ -28,11 +28,6 @@ const (
 	WorkspaceAdminGroup = "system:kcp:clusterworkspace:admin"
 )
 
-// isPrivileged tells whether u is a shard admin (system:masters).
-func isPrivileged(u user.Info) bool {
-	return u != nil && slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup)
-}
-
 // serviceAccountClusters returns the logical clusters that issued u's
 // service account token, none for users.
 func serviceAccountClusters(u user.Info) []string {

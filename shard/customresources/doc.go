@@ -120,6 +120,7 @@
 //	func ResourcePrefix(resource schema.GroupResource) string
 //	type RESTOptionsGetter struct {
 //		Backend                 storagebackend.Config
+//		Transformers            value.ResourceTransformers
 //		Decorator               generic.StorageDecorator
 //		DeleteCollectionWorkers int
 //	}

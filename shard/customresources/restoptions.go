@@ -13,6 +13,7 @@ import (
 	"k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/value"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 )
 
@@ -29,8 +30,13 @@ func ResourcePrefix(resource schema.GroupResource) string {
 // groups of its scheme.
 type RESTOptionsGetter struct {
 	// Backend is the etcd configuration (transport, /registry prefix,
-	// compaction, transformers).
+	// compaction).
 	Backend storagebackend.Config
+	// Transformers encrypt values at rest, per resource, as for built-in
+	// resources: an EncryptionConfiguration that names <plural>.<group>,
+	// *.<group> or *.* encrypts custom resources too. Nil stores them as
+	// they are.
+	Transformers value.ResourceTransformers
 	// Decorator builds the cluster-aware store; see SharedEtcd.Decorator, or
 	// shard/storage.Decorator(false).
 	Decorator generic.StorageDecorator
@@ -47,8 +53,12 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, _ runt
 	if g.Decorator == nil {
 		return generic.RESTOptions{}, fmt.Errorf("no storage decorator for %s", resource)
 	}
+	cfg := g.Backend.ForResource(resource)
+	if g.Transformers != nil {
+		cfg.Transformer = g.Transformers.TransformerForResource(resource)
+	}
 	return generic.RESTOptions{
-		StorageConfig:           g.Backend.ForResource(resource),
+		StorageConfig:           cfg,
 		Decorator:               g.Decorator,
 		EnableGarbageCollection: true,
 		DeleteCollectionWorkers: max(g.DeleteCollectionWorkers, 1),

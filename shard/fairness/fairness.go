@@ -21,7 +21,6 @@ package fairness
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -35,6 +34,7 @@ import (
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/shardadmin"
 	"github.com/tessera-dev/tessera/shard/registry/flowcontrol"
 )
 
@@ -139,7 +139,7 @@ func (f *Fairness) listEstimator(ctx context.Context, digest utilflowcontrol.Req
 // request to one logical cluster by someone not in system:masters.
 func ClusterDigest(ctx context.Context, digest utilflowcontrol.RequestDigest) utilflowcontrol.RequestDigest {
 	c, ok := logicalcluster.ClusterFrom(ctx)
-	if !ok || c.Wildcard || c.Name.Empty() || digest.User == nil || slices.Contains(digest.User.GetGroups(), user.SystemPrivilegedGroup) {
+	if !ok || c.Wildcard || c.Name.Empty() || digest.User == nil || shardadmin.Is(digest.User) {
 		return digest
 	}
 	digest.User = clusterUser{Info: digest.User, name: string(c.Name) + Separator + digest.User.GetName()}

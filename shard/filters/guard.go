@@ -8,11 +8,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/shardadmin"
 )
 
 // ClusterState is what the guard needs to know of a logical cluster.
@@ -102,7 +102,7 @@ func wildcardAllowed(info *request.RequestInfo) error {
 // to do so (kubectl create -f).
 func bringsClusterIntoBeing(req *http.Request, info *request.RequestInfo) bool {
 	u, ok := request.UserFrom(req.Context())
-	if !ok || !isMaster(u) {
+	if !ok || !shardadmin.Is(u) {
 		return false
 	}
 	if !info.IsResourceRequest {
@@ -136,16 +136,7 @@ func writesContent(req *http.Request, info *request.RequestInfo) bool {
 	// patch that may create) is refused.
 	if info.APIGroup == "tenancy.kcp.io" && info.Resource == "workspaces" && (info.Verb == "update" || info.Verb == "patch") {
 		u, ok := request.UserFrom(req.Context())
-		return !ok || !isMaster(u) || strings.HasPrefix(req.Header.Get("Content-Type"), "application/apply-patch")
+		return !ok || !shardadmin.Is(u) || strings.HasPrefix(req.Header.Get("Content-Type"), "application/apply-patch")
 	}
 	return true
-}
-
-func isMaster(u user.Info) bool {
-	for _, g := range u.GetGroups() {
-		if g == user.SystemPrivilegedGroup {
-			return true
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 
 	"github.com/tessera-dev/tessera/shard/admission/objectlimit"
@@ -34,6 +35,11 @@ type Options struct {
 	EtcdCertFile string
 	EtcdKeyFile  string
 
+	// EncryptionProviderConfig is the path of a Kubernetes
+	// EncryptionConfiguration: how values are encrypted in etcd, per
+	// resource.
+	EncryptionProviderConfig string
+
 	EmbeddedEtcdClientPort int
 	EmbeddedEtcdPeerPort   int
 	// EmbeddedEtcdUnsafeNoFsync is for tests and benchmarks.
@@ -43,6 +49,10 @@ type Options struct {
 	// Authentication holds the authentication flags: client CA, static
 	// tokens, request-header and service account tokens.
 	Authentication *authentication.Options
+
+	// Audit holds k8s.io/apiserver's audit flags: policy file, log and
+	// webhook backends.
+	Audit *genericoptions.AuditOptions
 
 	// WatchCache enables one upstream watch cache per built-in resource.
 	WatchCache bool
@@ -107,6 +117,7 @@ func NewOptions() *Options {
 		HomeWorkspacesBucketLevels:       2,
 		HomeWorkspacesBucketSize:         2,
 		Authentication:                   authentication.NewOptions(),
+		Audit:                            genericoptions.NewAuditOptions(),
 	}
 }
 
@@ -135,6 +146,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the external etcd servers.")
 	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "Client certificate for the external etcd servers.")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "Client key for the external etcd servers.")
+	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "File with a Kubernetes EncryptionConfiguration (apiserver.config.k8s.io/v1) telling how objects are encrypted in etcd, per resource: built-in ones, and custom resources by <plural>.<group>, *.<group> or *.*.")
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort, "Loopback port of the embedded etcd's client endpoint.")
 	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Loopback port of the embedded etcd's peer endpoint.")
 	fs.BoolVar(&o.EmbeddedEtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcdUnsafeNoFsync, "Disable fsync in the embedded etcd. Loses data on a crash; for tests only.")
@@ -148,6 +160,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
 
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	o.Audit.AddFlags(fss.FlagSet("auditing"))
 }
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).
@@ -240,5 +253,6 @@ func (o CompletedOptions) Validate() []error {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
 	}
 	errs = append(errs, o.Authentication.Validate()...)
+	errs = append(errs, o.Audit.Validate()...)
 	return errs
 }

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -43,7 +44,7 @@ func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.N
 	seen := map[string]bool{}
 	for _, kv := range crds.Kvs {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := decodeStored(s, kv.Value, crd); err != nil {
+		if err := decodeStored(ctx, s, kv.Key, kv.Value, crd); err != nil {
 			logger.Error(err, "Skipping undecodable CRD while deleting cluster data", "key", string(kv.Key))
 			continue
 		}
@@ -172,8 +173,13 @@ func CustomResourcePrefix(group, resource string) string {
 	return "/" + group + "/" + resource + "/customresources"
 }
 
-// decodeStored decodes a CRD as stored in etcd (protobuf or JSON).
-func decodeStored(s *Server, data []byte, into *apiextensionsv1.CustomResourceDefinition) error {
-	_, _, err := s.Codecs.UniversalDeserializer().Decode(data, nil, into)
+// decodeStored decodes a CRD as stored in etcd under key (protobuf or JSON,
+// encrypted if --encryption-provider-config says so).
+func decodeStored(ctx context.Context, s *Server, key, data []byte, into *apiextensionsv1.CustomResourceDefinition) error {
+	plain, _, err := s.Storage.Transformer(apiextensionsv1.Resource("customresourcedefinitions")).TransformFromStorage(ctx, data, value.DefaultContext(key))
+	if err != nil {
+		return fmt.Errorf("decrypting: %w", err)
+	}
+	_, _, err = s.Codecs.UniversalDeserializer().Decode(plain, nil, into)
 	return err
 }

@@ -130,8 +130,10 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// the scope authn.Request gives impersonators, see
 	// authentication.scopeImpersonators); API Priority and Fairness keeps
 	// flows keyed by <cluster>|<user> (package fairness) and caches no
-	// decision; audit, webhook authentication and webhook authorization,
-	// which cache, are not wired.
+	// decision; webhook authentication and webhook authorization, which
+	// cache, are not wired. Audit (below) caches nothing: its policy
+	// decides by user, verb, resource and namespace, the same in every
+	// logical cluster, and its backends only write events.
 	gc.Authentication.Authenticator = authn.Request
 	var authz *authorization.Authorizer
 	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
@@ -143,6 +145,10 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	}
 	gc.Authorization.Authorizer = authz
 	gc.RuleResolver = authz
+	// Every event names its logical cluster: see filters.WithAuditAnnotations.
+	if err := o.Audit.ApplyTo(&gc.Config); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
 
 	gc.MaxRequestsInFlight, gc.MaxMutatingRequestsInFlight = o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight
 	if gc.MaxRequestsInFlight == 0 {
@@ -181,12 +187,17 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	backend.Transport.TrustedCAFile = o.EtcdCAFile
 	backend.Transport.CertFile = o.EtcdCertFile
 	backend.Transport.KeyFile = o.EtcdKeyFile
+	transformers, err := encryption(o.EncryptionProviderConfig, gc)
+	if err != nil {
+		return nil, err
+	}
 	restOptions := &storage.RESTOptionsGetter{
 		Backend:         *backend,
 		Scheme:          scheme,
 		Codecs:          codecs,
 		Cached:          o.WatchCache,
 		StorageVersions: map[schema.GroupResource]schema.GroupVersion{},
+		Transformers:    transformers,
 	}
 	gc.RESTOptionsGetter = restOptions
 

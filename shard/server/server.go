@@ -156,8 +156,9 @@ func (s *Server) build(ctx context.Context) error {
 		CRDs:      s.crdFor,
 		CRDsNamed: s.crdsNamed,
 		RESTOptionsGetter: &customresources.RESTOptionsGetter{
-			Backend:   c.Storage.Backend,
-			Decorator: shared.Decorator(storage.ClusterAware),
+			Backend:      c.Storage.Backend,
+			Transformers: c.Storage.Transformers,
+			Decorator:    shared.Decorator(storage.ClusterAware),
 		},
 		Authorizer:          gc.Authorization.Authorizer,
 		Admission:           gc.AdmissionControl,
@@ -197,6 +198,9 @@ func (s *Server) build(ctx context.Context) error {
 		h = filters.WithClusterGuard(h, s.clusterState, c.Codecs)
 		h = s.withVirtualWorkspaces(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, gcfg)
+		if gcfg.AuditBackend != nil && gcfg.AuditPolicyRuleEvaluator != nil {
+			h = filters.WithAuditAnnotations(h, s.auditTarget)
+		}
 		h = filters.WithClusterResolver(h, c.Codecs, s.resolvePath)
 		return s.withHome(h)
 	}

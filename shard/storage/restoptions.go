@@ -12,6 +12,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/value"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 )
 
 // Media types used to encode objects in etcd.
@@ -33,6 +35,9 @@ type RESTOptionsGetter struct {
 	Prefixes map[schema.GroupResource]string
 	// StorageVersions overrides the version objects are encoded in.
 	StorageVersions map[schema.GroupResource]schema.GroupVersion
+	// Transformers encrypt values at rest, per resource (from
+	// --encryption-provider-config); nil stores them as they are.
+	Transformers value.ResourceTransformers
 
 	mu     sync.Mutex
 	served map[string]bool
@@ -79,6 +84,7 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	cfg := g.Backend.ForResource(resource)
 	cfg.Codec = codec
 	cfg.EncodeVersioner = encodeVersioner
+	cfg.Transformer = g.Transformer(resource)
 	return generic.RESTOptions{
 		StorageConfig:           cfg,
 		Decorator:               Decorator(g.Cached),
@@ -86,6 +92,15 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          prefix,
 	}, nil
+}
+
+// Transformer returns the transformer values of resource go through on
+// their way to and from etcd: the configured one, or identity.
+func (g *RESTOptionsGetter) Transformer(resource schema.GroupResource) value.Transformer {
+	if g.Transformers == nil {
+		return identity.NewEncryptCheckTransformer()
+	}
+	return g.Transformers.TransformerForResource(resource)
 }
 
 // ResourcePrefixes returns the resource prefixes of every store built so far.

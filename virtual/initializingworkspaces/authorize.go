@@ -3,7 +3,6 @@ package initializingworkspaces
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +15,7 @@ import (
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/shardadmin"
 )
 
 // InitializeVerb is the verb a user needs on the WorkspaceType of an
@@ -31,7 +31,7 @@ func (h *handler) authorize(ctx context.Context, in corev1alpha1.LogicalClusterI
 		return apierrors.NewUnauthorized("no authenticated user in the request")
 	}
 	if strings.HasPrefix(string(in), systemPrefix) {
-		if slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup) {
+		if shardadmin.Is(u) {
 			return nil
 		}
 		return apierrors.NewForbidden(logicalClustersGR, "", fmt.Errorf("user %q cannot act as the system initializer %q: only members of %s can",

@@ -25,6 +25,17 @@ func URLFor(in corev1alpha1.LogicalClusterInitializer) string {
 	return PathPrefix + url.PathEscape(string(in))
 }
 
+// ClusterOf returns the logical cluster a request to the virtual workspace
+// addresses, the one in its path, or * for all; false if the path is not
+// one the virtual workspace serves.
+func ClusterOf(req *http.Request) (logicalcluster.Cluster, bool) {
+	t, err := parsePath(req.URL.EscapedPath())
+	if err != nil {
+		return logicalcluster.Cluster{}, false
+	}
+	return t.cluster, true
+}
+
 // systemPrefix starts the names of built-in initializers.
 const systemPrefix = "system:"
 

@@ -218,3 +218,24 @@ func TestValidateInitializer(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterOf(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		want logicalcluster.Cluster
+		ok   bool
+	}{
+		{path: "/services/initializingworkspaces/root:mytype/clusters/*/apis/core.kcp.io/v1alpha1/logicalclusters", want: logicalcluster.Cluster{Wildcard: true}, ok: true},
+		{path: "/services/initializingworkspaces/root%3Amytype/clusters/abc/api/v1/namespaces", want: logicalcluster.Cluster{Name: "abc"}, ok: true},
+		{path: "/services/initializingworkspaces/root:mytype/clusters/Bad/api"},
+		{path: "/services/initializingworkspaces/root:mytype"},
+		{path: "/api/v1/namespaces"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			got, ok := ClusterOf(httptest.NewRequest(http.MethodGet, tc.path, nil))
+			if ok != tc.ok || got != tc.want {
+				t.Errorf("ClusterOf = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/shardadmin"
 )
 
 // PluginName is the name of the plugin in the admission chain.
@@ -98,7 +98,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	if u == nil {
 		return admission.NewForbidden(a, errors.New("no user"))
 	}
-	if slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup) {
+	if shardadmin.Is(u) {
 		return nil
 	}
 	if a.GetOperation() == admission.Update && onlyGCFieldsChange(a.GetObject(), a.GetOldObject()) {

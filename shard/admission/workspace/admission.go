@@ -20,6 +20,7 @@ import (
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/shardadmin"
 )
 
 // PluginName is the name of the plugin in the admission chain, the same as
@@ -167,7 +168,7 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.
 	}
 
 	u := a.GetUserInfo()
-	if _, ok := ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey]; ok && isMaster(u) {
+	if _, ok := ws.Annotations[tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey]; ok && shardadmin.Is(u) {
 		return nil
 	}
 	owner, err := OwnerAnnotationValue(u)
@@ -209,7 +210,7 @@ func (p *Plugin) validateCreate(ctx context.Context, a admission.Attributes, ws 
 		return err
 	}
 	u := a.GetUserInfo()
-	master := isMaster(u)
+	master := shardadmin.Is(u)
 	if !master && ws.Spec.Cluster != "" {
 		return admission.NewForbidden(a, errors.New("spec.cluster can only be set by the system"))
 	}
@@ -273,7 +274,7 @@ func validateUpdate(a admission.Attributes, ws, old *tenancyv1alpha1.Workspace) 
 		return apierrors.NewInvalid(a.GetKind().GroupKind(), a.GetName(), field.ErrorList{
 			field.Invalid(field.NewPath("spec", "type"), ws.Spec.Type, "field is immutable")})
 	}
-	if isMaster(a.GetUserInfo()) {
+	if shardadmin.Is(a.GetUserInfo()) {
 		return nil
 	}
 	if ws.Spec.Cluster != old.Spec.Cluster {
@@ -320,7 +321,7 @@ func (p *Plugin) createCluster(ctx context.Context, a admission.Attributes) (log
 // does not pass on permission to use it. Members of system:masters may use
 // every type.
 func (p *Plugin) authorizeUse(ctx context.Context, u user.Info, types []*wsType) error {
-	if isMaster(u) {
+	if shardadmin.Is(u) {
 		return nil
 	}
 	for _, t := range types {
@@ -392,12 +393,6 @@ func annotationList(keys []string) string {
 		return "annotation " + keys[0]
 	}
 	return "annotations " + strings.Join(keys, ", ")
-}
-
-// isMaster tells whether u is a member of system:masters: the shard's
-// admins and its own controllers.
-func isMaster(u user.Info) bool {
-	return u != nil && slices.Contains(u.GetGroups(), user.SystemPrivilegedGroup)
 }
 
 // OwnerAnnotationValue returns the value of the owner annotation

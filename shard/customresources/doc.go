@@ -36,8 +36,11 @@
 //	func (h *Handler) Destroy()
 //
 // The Handler is installed as the generic API server's NotFound delegate
-// (genericapiserver.NewEmptyDelegateWithCustomHandler): it sees the requests
-// for /apis/<group>/<version>/... that no built-in group serves, after
+// (genericapiserver.NewEmptyDelegateWithCustomHandler), and the shard also
+// hands it the resource requests below a built-in group that go-restful has
+// no route for (shard/server delegateUnroutable), so that CRDs may add
+// versions and resources to built-in groups: it sees the requests for
+// /apis/<group>/<version>/... that no built-in resource serves, after
 // authentication and authorization, with the RequestInfo and the logical
 // cluster (logicalcluster.ClusterFrom) in the request context. Requests that
 // no CRD serves (unknown resource, version not served, CRD without the

@@ -14,6 +14,7 @@ import (
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
@@ -49,21 +50,34 @@ func newBuiltins(next http.Handler, clk clock.PassiveClock, recheck time.Duratio
 // builtinAPIs is the built-in aggregated discovery document of /apis.
 type builtinAPIs struct {
 	list apidiscoveryv2.APIGroupDiscoveryList
-	gvs  map[schema.GroupVersion]bool
+	// gvs holds the names (resources and kinds) each built-in group version
+	// serves.
+	gvs map[schema.GroupVersion]sets.Set[string]
 }
 
 func parseBuiltinAPIs(data []byte) (*builtinAPIs, error) {
-	b := &builtinAPIs{gvs: map[schema.GroupVersion]bool{}}
+	b := &builtinAPIs{gvs: map[schema.GroupVersion]sets.Set[string]{}}
 	if err := json.Unmarshal(data, &b.list); err != nil {
 		return nil, err
 	}
 	for _, g := range b.list.Items {
 		for _, v := range g.Versions {
-			b.gvs[schema.GroupVersion{Group: g.Name, Version: v.Version}] = true
+			names := sets.New[string]()
+			for _, r := range v.Resources {
+				names.Insert(resourceName(r.Resource))
+				if r.ResponseKind != nil {
+					names.Insert(kindName(r.ResponseKind.Kind))
+				}
+			}
+			b.gvs[schema.GroupVersion{Group: g.Name, Version: v.Version}] = names
 		}
 	}
 	return b, nil
 }
+
+// resourceName and kindName keep resources and kinds apart in one set.
+func resourceName(resource string) string { return "resource " + resource }
+func kindName(kind string) string         { return "kind " + kind }
 
 // hasGroup tells whether a group is built in.
 func (b *builtinAPIs) hasGroup(group string) bool {
@@ -76,7 +90,18 @@ func (b *builtinAPIs) hasGroup(group string) bool {
 }
 
 // hasGroupVersion tells whether a group version is built in.
-func (b *builtinAPIs) hasGroupVersion(gv schema.GroupVersion) bool { return b.gvs[gv] }
+func (b *builtinAPIs) hasGroupVersion(gv schema.GroupVersion) bool {
+	_, ok := b.gvs[gv]
+	return ok
+}
+
+// serves tells whether a built-in group version has a resource of this
+// name or kind. A CRD resource that does is left out of the group version:
+// requests for it reach the built-in resource.
+func (b *builtinAPIs) serves(gv schema.GroupVersion, resource, kind string) bool {
+	names := b.gvs[gv]
+	return names.Has(resourceName(resource)) || names.Has(kindName(kind))
+}
 
 func parseJSON[T any](data []byte) (*T, error) {
 	v := new(T)

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,7 +49,6 @@ func discoveredResources(t *testing.T, s *testServer, cluster string) string {
 func TestCacheIsBounded(t *testing.T) {
 	s := startTestServer(t, func(c *Config) {
 		c.MaxClusters = 2
-		c.MaxOpenAPIV2Clusters = 1
 	})
 	for _, c := range []string{"a", "b", "d"} {
 		s.CRDs.set(logicalcluster.Name(c), newCRD(c+".example.com", "Widget"))
@@ -64,17 +64,155 @@ func TestCacheIsBounded(t *testing.T) {
 	if n := s.Handler.docs.len(); n != 2 {
 		t.Errorf("%d clusters cached, want 2", n)
 	}
-	if n := s.Handler.openAPIV2Docs.len(); n != 1 {
-		t.Errorf("%d OpenAPI v2 documents cached, want 1", n)
+	if n := s.Handler.openAPIV2Docs.len(); n != 2 {
+		t.Errorf("%d OpenAPI v2 documents cached, want 2", n)
 	}
 	for c, want := range map[logicalcluster.Name]bool{"a": false, "b": true, "d": true, "empty": false} {
 		if _, ok := s.Handler.docs.get(c); ok != want {
 			t.Errorf("cluster %s cached = %v, want %v", c, ok, want)
 		}
+		if _, ok := s.Handler.openAPIV2Docs.get(c); ok != want {
+			t.Errorf("cluster %s: OpenAPI v2 cached = %v, want %v", c, ok, want)
+		}
 	}
 	// An evicted cluster is rebuilt on demand.
 	if got := discoveredResources(t, s, "a"); !strings.Contains(got, "a.example.com/v1 widgets") {
 		t.Errorf("cluster a after eviction discovers %s", got)
+	}
+}
+
+// fakeDoc is a document of a given size.
+type fakeDoc struct{ bytes int64 }
+
+func (d *fakeDoc) size() int64 { return d.bytes }
+
+func TestSizedClusterCache(t *testing.T) {
+	// A step adds, gets or resizes the document of one cluster.
+	type step struct {
+		add, get, resize logicalcluster.Name
+		bytes            int64
+	}
+	for _, tc := range []struct {
+		name      string
+		steps     []step
+		wantKept  []logicalcluster.Name
+		wantBytes int64
+	}{
+		{
+			name:      "the least recently used documents go beyond the byte budget",
+			steps:     []step{{add: "a", bytes: 40}, {add: "b", bytes: 40}, {get: "a"}, {add: "c", bytes: 40}},
+			wantKept:  []logicalcluster.Name{"a", "c"},
+			wantBytes: 80,
+		},
+		{
+			name:      "and beyond the number of clusters",
+			steps:     []step{{add: "a", bytes: 1}, {add: "b", bytes: 1}, {add: "c", bytes: 1}, {add: "d", bytes: 1}},
+			wantKept:  []logicalcluster.Name{"b", "c", "d"},
+			wantBytes: 3,
+		},
+		{
+			name:      "a replaced document is accounted once",
+			steps:     []step{{add: "a", bytes: 40}, {add: "a", bytes: 50}, {add: "b", bytes: 50}},
+			wantKept:  []logicalcluster.Name{"a", "b"},
+			wantBytes: 100,
+		},
+		{
+			name:      "a grown document evicts others",
+			steps:     []step{{add: "a", bytes: 30}, {add: "b", bytes: 30}, {resize: "b", bytes: 80}},
+			wantKept:  []logicalcluster.Name{"b"},
+			wantBytes: 80,
+		},
+		{
+			name:      "a document over the budget is not kept and evicts nothing",
+			steps:     []step{{add: "a", bytes: 30}, {add: "b", bytes: 101}, {add: "c", bytes: 30}, {resize: "c", bytes: 101}},
+			wantKept:  []logicalcluster.Name{"a"},
+			wantBytes: 30,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newSizedClusterCache[*fakeDoc](3, 100)
+			docs := map[logicalcluster.Name]*fakeDoc{}
+			for _, s := range tc.steps {
+				switch {
+				case s.add != "":
+					docs[s.add] = &fakeDoc{bytes: s.bytes}
+					c.add(s.add, docs[s.add])
+				case s.get != "":
+					c.get(s.get)
+				case s.resize != "":
+					docs[s.resize].bytes = s.bytes
+					c.resize(s.resize, docs[s.resize])
+				}
+			}
+			var kept []logicalcluster.Name
+			for _, cluster := range []logicalcluster.Name{"a", "b", "c", "d"} {
+				if d, ok := c.get(cluster); ok {
+					if d != docs[cluster] {
+						t.Errorf("%s: another document", cluster)
+					}
+					kept = append(kept, cluster)
+				}
+			}
+			if !slices.Equal(kept, tc.wantKept) || c.size() != tc.wantBytes || c.len() != len(tc.wantKept) {
+				t.Errorf("kept %v of %d bytes, want %v of %d", kept, c.size(), tc.wantKept, tc.wantBytes)
+			}
+		})
+	}
+}
+
+// openAPIV2Both asks for a cluster's OpenAPI v2 document in JSON and in
+// protobuf, as different clients do.
+func openAPIV2Both(t *testing.T, s *testServer, cluster string) {
+	t.Helper()
+	for _, accept := range []string{"application/json", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"} {
+		if resp, body := get(t, s.URL+"/clusters/"+cluster+"/openapi/v2", accept); resp.StatusCode != http.StatusOK || len(body) == 0 {
+			t.Fatalf("OpenAPI v2 of %s as %s: status %d", cluster, accept, resp.StatusCode)
+		}
+	}
+}
+
+func TestOpenAPIV2CacheIsBoundedByBytes(t *testing.T) {
+	// One document's size, JSON first, then with protobuf.
+	probe := startTestServer(t, nil)
+	probe.CRDs.set("a", newCRD("a.example.com", "Widget"))
+	get(t, probe.URL+"/clusters/a/openapi/v2", "application/json")
+	jsonOnly := probe.Handler.openAPIV2Docs.size()
+	openAPIV2Both(t, probe, "a")
+	both := probe.Handler.openAPIV2Docs.size()
+	if jsonOnly <= 0 || both <= jsonOnly {
+		t.Fatalf("cached bytes: %d with JSON, %d with protobuf too", jsonOnly, both)
+	}
+	t.Logf("OpenAPI v2 document of the test server with one CRD: %d bytes of JSON, %d with protobuf", jsonOnly, both)
+
+	// Room for two documents of that size, not three.
+	budget := both * 5 / 2
+	s := startTestServer(t, func(c *Config) { c.MaxOpenAPIV2Bytes = budget })
+	for _, c := range []string{"a", "b", "d"} {
+		s.CRDs.set(logicalcluster.Name(c), newCRD(c+".example.com", "Widget"))
+		openAPIV2Both(t, s, c)
+		if got := s.Handler.openAPIV2Docs.size(); got > budget {
+			t.Errorf("after %s: %d bytes cached, budget %d", c, got, budget)
+		}
+	}
+	for c, want := range map[logicalcluster.Name]bool{"a": false, "b": true, "d": true} {
+		if _, ok := s.Handler.openAPIV2Docs.get(c); ok != want {
+			t.Errorf("cluster %s: OpenAPI v2 cached = %v, want %v", c, ok, want)
+		}
+	}
+
+	// Idle clusters cost nothing: documents exist only once asked for.
+	s.CRDs.set("idle", newCRD("idle.example.com", "Widget"))
+	discoveredResources(t, s, "idle")
+	if _, ok := s.Handler.openAPIV2Docs.get("idle"); ok {
+		t.Errorf("discovery built an OpenAPI v2 document")
+	}
+
+	// A document larger than the budget is served, not kept.
+	tiny := startTestServer(t, func(c *Config) { c.MaxOpenAPIV2Bytes = jsonOnly / 2 })
+	tiny.CRDs.set("a", newCRD("a.example.com", "Widget"))
+	openAPIV2Both(t, tiny, "a")
+	if n, size := tiny.Handler.openAPIV2Docs.len(), tiny.Handler.openAPIV2Docs.size(); n != 0 || size != 0 {
+		t.Errorf("%d documents of %d bytes cached over the budget", n, size)
 	}
 }
 

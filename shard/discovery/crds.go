@@ -47,9 +47,12 @@ var (
 )
 
 // newCRDAPIs computes the group versions served by crds. Only Established
-// CRDs and served versions count. Group versions for which builtin returns
-// true are left out: a built-in API shadows a CRD of the same group version.
-func newCRDAPIs(crds []*apiextensionsv1.CustomResourceDefinition, builtin func(schema.GroupVersion) bool) crdAPIs {
+// CRDs and served versions count. A CRD version for which builtin returns
+// true (a built-in resource of its group version has its plural or kind)
+// is left out: requests for it reach the built-in resource. Other CRD
+// resources of a built-in group version are kept: the shard serves them
+// next to the built-in ones.
+func newCRDAPIs(crds []*apiextensionsv1.CustomResourceDefinition, builtin func(gv schema.GroupVersion, resource, kind string) bool) crdAPIs {
 	sorted := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(crds))
 	for _, crd := range crds {
 		if crd != nil && apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
@@ -63,7 +66,7 @@ func newCRDAPIs(crds []*apiextensionsv1.CustomResourceDefinition, builtin func(s
 		storageVersionHash := crdStorageVersionHash(crd)
 		for _, v := range crd.Spec.Versions {
 			gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
-			if !v.Served || builtin(gv) {
+			if !v.Served || builtin(gv, crd.Status.AcceptedNames.Plural, crd.Status.AcceptedNames.Kind) {
 				continue
 			}
 			cv := versions[gv]

@@ -26,13 +26,13 @@ func describe(a crdAPIs) []string {
 	return out
 }
 
-func noBuiltins(schema.GroupVersion) bool { return false }
+func noBuiltins(schema.GroupVersion, string, string) bool { return false }
 
 func TestNewCRDAPIs(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		crds    []*apiextensionsv1.CustomResourceDefinition
-		builtin func(schema.GroupVersion) bool
+		builtin func(gv schema.GroupVersion, resource, kind string) bool
 		want    []string
 	}{
 		{
@@ -73,13 +73,29 @@ func TestNewCRDAPIs(t *testing.T) {
 			want: []string{"alpha.io/v1: als", "zeta.io/v1: zeds"},
 		},
 		{
-			name: "a built-in group version shadows a CRD",
+			name: "a built-in resource of the same name shadows a CRD in its group version",
 			crds: []*apiextensionsv1.CustomResourceDefinition{newCRD("coordination.k8s.io", "Fake", withoutSubresources,
 				withVersions(testVersion("v1", true, true), testVersion("v2alpha1", true, false)), withoutSubresources)},
-			builtin: func(gv schema.GroupVersion) bool {
-				return gv == schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}
+			builtin: func(gv schema.GroupVersion, resource, _ string) bool {
+				return gv == schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"} && resource == "fakes"
 			},
 			want: []string{"coordination.k8s.io/v2alpha1: fakes"},
+		},
+		{
+			name: "a built-in resource of the same kind shadows a CRD in its group version",
+			crds: []*apiextensionsv1.CustomResourceDefinition{newCRD("coordination.k8s.io", "Lease", withoutSubresources)},
+			builtin: func(gv schema.GroupVersion, _, kind string) bool {
+				return gv == schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"} && kind == "Lease"
+			},
+		},
+		{
+			name: "other CRD resources of a built-in group version are kept",
+			crds: []*apiextensionsv1.CustomResourceDefinition{newCRD("coordination.k8s.io", "Fake", withoutSubresources,
+				withVersions(testVersion("v1", true, true), testVersion("v2alpha1", true, false)), withoutSubresources)},
+			builtin: func(gv schema.GroupVersion, resource, kind string) bool {
+				return gv == schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"} && (resource == "leases" || kind == "Lease")
+			},
+			want: []string{"coordination.k8s.io/v1: fakes", "coordination.k8s.io/v2alpha1: fakes"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"reflect"
@@ -15,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientdiscovery "k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi3"
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // requestLog records the paths a client asked for.
@@ -412,18 +415,27 @@ func TestBuiltinDocumentsForWildcardAndEmptyClusters(t *testing.T) {
 
 func TestCRDsInABuiltinGroup(t *testing.T) {
 	s := startTestServer(t, nil)
-	// A CRD may add versions to a built-in group; a built-in group version
-	// shadows a CRD's.
-	s.CRDs.set("a", newCRD("coordination.k8s.io", "Ballot", withVersions(testVersion("v1", true, false), testVersion("v2alpha1", true, true))))
+	// A CRD may add resources to a built-in group version and versions to a
+	// built-in group; a built-in resource of the same name or kind shadows
+	// a CRD's in its group version.
+	s.CRDs.set("a",
+		newCRD("coordination.k8s.io", "Ballot", withVersions(testVersion("v1", true, false), testVersion("v2alpha1", true, true))),
+		newCRD("coordination.k8s.io", "Lease", withVersions(testVersion("v1", true, false), testVersion("v3", true, true))))
 
 	groups, resources := serverResources(t, discoveryClient(t, s, "a"))
 	if want := []string{"", "apiextensions.k8s.io", "coordination.k8s.io"}; !reflect.DeepEqual(groups, want) {
 		t.Errorf("groups = %q, want %q", groups, want)
 	}
 	want := append([]string{
+		"coordination.k8s.io/v1 ballots",
+		"coordination.k8s.io/v1 ballots/scale",
+		"coordination.k8s.io/v1 ballots/status",
 		"coordination.k8s.io/v2alpha1 ballots",
 		"coordination.k8s.io/v2alpha1 ballots/scale",
 		"coordination.k8s.io/v2alpha1 ballots/status",
+		"coordination.k8s.io/v3 leases",
+		"coordination.k8s.io/v3 leases/scale",
+		"coordination.k8s.io/v3 leases/status",
 	}, builtinResources...)
 	sort.Strings(want)
 	if !reflect.DeepEqual(resources, want) {
@@ -434,18 +446,62 @@ func TestCRDsInABuiltinGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := comparableGroups(pointers(legacy.Groups)); !reflect.DeepEqual(got[2], "coordination.k8s.io preferred coordination.k8s.io/v1: coordination.k8s.io/v1 coordination.k8s.io/v2alpha1") {
+	if got := comparableGroups(pointers(legacy.Groups)); !reflect.DeepEqual(got[2], "coordination.k8s.io preferred coordination.k8s.io/v1: coordination.k8s.io/v1 coordination.k8s.io/v3 coordination.k8s.io/v2alpha1") {
 		t.Errorf("legacy groups = %q", got)
 	}
 	resp, body := get(t, s.URL+"/clusters/a/apis/coordination.k8s.io", "application/json")
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"groupVersion":"coordination.k8s.io/v2alpha1"`) {
+	if resp.StatusCode != http.StatusOK || strings.Count(string(body), `"groupVersion":"coordination.k8s.io/v1"`) != 2 { // listed and preferred
 		t.Errorf("/apis/coordination.k8s.io: %d %s", resp.StatusCode, body)
 	}
-	if _, body := get(t, s.URL+"/clusters/a/apis/coordination.k8s.io/v1", "application/json"); strings.Contains(string(body), "ballots") {
-		t.Errorf("the built-in group version lists the CRD: %s", body)
+	var list metav1.APIResourceList
+	resp, body = get(t, s.URL+"/clusters/a/apis/coordination.k8s.io/v1", "application/json")
+	if err := json.Unmarshal(body, &list); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/apis/coordination.k8s.io/v1: %d %v %s", resp.StatusCode, err, body)
+	}
+	var names []string
+	for _, r := range list.APIResources {
+		names = append(names, r.Name+" "+r.Kind)
+	}
+	if want := []string{"ballots Ballot", "ballots/scale Scale", "ballots/status Ballot", "leases Lease"}; list.GroupVersion != "coordination.k8s.io/v1" || !reflect.DeepEqual(names, want) {
+		t.Errorf("/apis/coordination.k8s.io/v1 lists %s %q, want %q", list.GroupVersion, names, want)
 	}
 	if _, body := get(t, s.URL+"/clusters/c/apis/coordination.k8s.io", "application/json"); strings.Contains(string(body), "v2alpha1") {
 		t.Errorf("another cluster sees the CRD version: %s", body)
+	}
+	if _, body := get(t, s.URL+"/clusters/c/apis/coordination.k8s.io/v1", "application/json"); strings.Contains(string(body), "ballots") {
+		t.Errorf("another cluster sees the CRD resource: %s", body)
+	}
+
+	// OpenAPI v3: the built-in group version's document gains the CRD's
+	// resource under a new hash, the built-in one keeps its own.
+	builtinRoot, _ := fetchOpenAPIV3Root(t, s.URL+"/openapi/v3")
+	rootA := openapi3.NewRoot(discoveryClient(t, s, "a").OpenAPIV3())
+	doc, err := rootA.GVSpec(leasesV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Components.Schemas["io.k8s.api.coordination.v1.Lease"] == nil || doc.Components.Schemas["io.k8s.coordination.v1.Ballot"] == nil ||
+		doc.Paths.Paths["/apis/coordination.k8s.io/v1/namespaces/{namespace}/ballots"] == nil || doc.Paths.Paths["/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"] == nil {
+		t.Errorf("coordination.k8s.io/v1 in a lacks the built-in or the CRD resource: %v", doc.Paths.Paths)
+	}
+	root, _ := fetchOpenAPIV3Root(t, s.URL+"/clusters/a/openapi/v3")
+	if p := "apis/coordination.k8s.io/v1"; root.Paths[p] == builtinRoot.Paths[p] {
+		t.Errorf("the merged document has the built-in hash: %v", root.Paths[p])
+	}
+	if doc, err := openapi3.NewRoot(discoveryClient(t, s, "c").OpenAPIV3()).GVSpec(leasesV1); err != nil || doc.Components.Schemas["io.k8s.coordination.v1.Ballot"] != nil {
+		t.Errorf("coordination.k8s.io/v1 in another cluster: %v", err)
+	}
+
+	// OpenAPI v2 has both too.
+	_, body = get(t, s.URL+"/clusters/a/openapi/v2", "application/json")
+	var sw spec.Swagger
+	if err := json.Unmarshal(body, &sw); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/apis/coordination.k8s.io/v1/namespaces/{namespace}/ballots", "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases", "/apis/coordination.k8s.io/v3/leases"} {
+		if _, ok := sw.Paths.Paths[p]; !ok {
+			t.Errorf("OpenAPI v2 of a lacks %s", p)
+		}
 	}
 }
 

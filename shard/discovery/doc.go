@@ -14,7 +14,8 @@
 //   - /openapi/v2 (JSON and protobuf);
 //   - /openapi/v3, whose root lists the cluster's CRD group versions with
 //     their hashes next to the built-in ones, and /openapi/v3/apis/<g>/<v>
-//     for those CRD group versions.
+//     for those CRD group versions and the built-in ones CRDs add resources
+//     to.
 //
 // The core group (/api, /api/v1) is the same everywhere and passes through,
 // as does every other path, every non-GET request, and requests for the
@@ -29,10 +30,11 @@
 // generic server's APIs is picked up without a restart. Requests the
 // built-in documents answer alone go to the wrapped handler unchanged: every
 // discovery and OpenAPI request of a cluster whose CRDs serve nothing, and
-// built-in /apis/<group>, /apis/<group>/<version> and /openapi/v3/<path> in
-// any cluster. The legacy /apis list of a cluster with CRDs, and a built-in
-// /apis/<group> that CRDs add versions to, are asked of the wrapped handler
-// per request, because the server addresses in them depend on the client.
+// built-in /apis/<group>, /apis/<group>/<version> and /openapi/v3/<path> that
+// the cluster's CRDs add nothing to. The legacy /apis list of a cluster with
+// CRDs, and a built-in /apis/<group> or /apis/<group>/<version> that CRDs add
+// versions or resources to, are asked of the wrapped handler per request,
+// because the server addresses in them depend on the client.
 //
 // # Merging
 //
@@ -40,9 +42,20 @@
 // apiextensions-apiserver describes them (resources, singular name, kind,
 // verbs, short names, categories, status and scale subresources, scope,
 // storage version hash). CRD groups follow the built-in groups, sorted by
-// name; a group's versions are sorted by kube-aware version priority. A
-// built-in group version shadows a CRD one. OpenAPI documents are built with
-// apiextensions-apiserver's builder and merged as its controllers merge them.
+// name; a group's versions are sorted by kube-aware version priority. CRDs
+// may add versions to a built-in group (after the built-in ones, so the
+// preferred version stays) and resources to a built-in group version: the
+// shard serves them (shard/server delegateUnroutable), so they are
+// advertised in aggregated discovery, /apis/<group>, /apis/<group>/<version>
+// and OpenAPI. A built-in resource shadows a CRD resource of the same name
+// or kind in its group version (the CRD naming controller refuses such
+// names anyway). kube-apiserver differs: it advertises CRD versions of a
+// built-in group but answers 404 for them, and hides CRD resources of a
+// built-in group version. OpenAPI documents are built with
+// apiextensions-apiserver's builder and merged as its controllers merge
+// them; a built-in group version's OpenAPI v3 document with CRD resources
+// is the built-in document, fetched from the wrapped handler, with the CRDs
+// merged in.
 //
 // The OpenAPI v3 root lists serverRelativeURL values rooted at /openapi/v3,
 // as the generic server does: client-go (since 1.28) resolves those below its
@@ -51,12 +64,16 @@
 //
 // # Caching
 //
-// Nothing is computed ahead of a request and nothing runs per cluster.
-// Documents of a cluster with CRDs are built on its first request and kept in
-// a least-recently-used cache bounded by Config.MaxClusters (OpenAPI v2, which
-// copies the built-in document, in a smaller one). Each entry records a
-// fingerprint of the CRDs (names, UIDs and resourceVersions) and the built-in
-// documents it was merged with; it is rebuilt when either changes, and
+// Nothing is computed ahead of a request and nothing runs per cluster: a
+// cluster whose documents nobody asks for costs nothing. Documents of a
+// cluster with CRDs are built on its first request and kept in a
+// least-recently-used cache bounded by Config.MaxClusters. OpenAPI v2, whose
+// document per cluster is a whole copy of the built-in one, is built only
+// when asked for, kept encoded (JSON, and protobuf once asked for) and in a
+// second cache bounded by Config.MaxClusters and by the bytes of those
+// encodings, Config.MaxOpenAPIV2Bytes. Each entry records a fingerprint of
+// the CRDs (names, UIDs and resourceVersions) and the built-in documents it
+// was merged with; it is rebuilt when either changes, and
 // Handler.Invalidate drops it at once.
 //
 // # Wiring

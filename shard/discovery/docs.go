@@ -27,21 +27,22 @@ type clusterDocs struct {
 	aggregatedETag string
 
 	// openAPIV3 holds a document per CRD group version, by OpenAPI v3 path
-	// ("apis/<group>/<version>").
+	// ("apis/<group>/<version>"), including the built-in group versions
+	// that CRDs add resources to.
 	openAPIV3 map[string]*openAPIV3Doc
 
 	v3RootLock sync.Mutex
 	v3Root     *openAPIV3Root
 }
 
-func newClusterDocs(fp string, builtin *snapshot[*builtinAPIs], crds []*apiextensionsv1.CustomResourceDefinition) (*clusterDocs, error) {
-	apis := newCRDAPIs(crds, builtin.value.hasGroupVersion)
+func newClusterDocs(fp string, builtin *snapshot[*builtinAPIs], crds []*apiextensionsv1.CustomResourceDefinition, builtinV3 builtinOpenAPIV3Func) (*clusterDocs, error) {
+	apis := newCRDAPIs(crds, builtin.value.serves)
 	d := &clusterDocs{
 		fingerprint: fp,
 		builtin:     builtin,
 		apis:        apis,
 		aggregated:  apidiscoveryv2.APIGroupDiscoveryList{Items: mergeAggregated(builtin.value.list.Items, apis)},
-		openAPIV3:   newOpenAPIV3Docs(apis),
+		openAPIV3:   newOpenAPIV3Docs(apis, builtin.value.hasGroupVersion, builtinV3),
 	}
 	etag, err := aggregatedETag(&d.aggregated)
 	if err != nil {

@@ -16,13 +16,19 @@ import (
 
 // Defaults of Config.
 const (
-	// DefaultMaxClusters bounds the clusters whose discovery and OpenAPI v3
-	// documents are cached.
+	// DefaultMaxClusters bounds the clusters whose discovery, OpenAPI v3 and
+	// OpenAPI v2 documents are cached.
 	DefaultMaxClusters = 512
-	// DefaultMaxOpenAPIV2Clusters bounds the clusters whose OpenAPI v2
-	// document is cached. Each holds the whole built-in document again, in
-	// JSON and protobuf once served.
-	DefaultMaxOpenAPIV2Clusters = 16
+	// DefaultMaxOpenAPIV2Bytes bounds the bytes the cached OpenAPI v2
+	// documents hold together. Unlike discovery and OpenAPI v3, which hold
+	// only what a cluster's CRDs add, each OpenAPI v2 document is the whole
+	// built-in document with the CRDs merged in, in JSON and, once asked
+	// for, protobuf: about 1.4 MB for the shard's built-in APIs (0.75 MB
+	// JSON, 0.65 MB protobuf, as TestDiscoveryAdvertisesOnlyWhatIsServed
+	// logs), so 32 MiB keeps some 20 clusters' documents, fewer if their
+	// CRDs are large. It replaces a bound of 16 clusters that the first
+	// shard set as a count standing in for this memory.
+	DefaultMaxOpenAPIV2Bytes = 32 << 20
 	// DefaultBuiltinRecheckInterval is how long captured built-in documents
 	// are used before they are revalidated against the wrapped handler.
 	DefaultBuiltinRecheckInterval = 10 * time.Second
@@ -40,13 +46,15 @@ type Config struct {
 	// CRDs lists the CRDs of a logical cluster. Nil means no cluster has
 	// any.
 	CRDs CRDLister
-	// MaxClusters bounds the number of logical clusters whose discovery and
-	// OpenAPI v3 documents are cached (least recently used first out).
-	// Zero means DefaultMaxClusters.
+	// MaxClusters bounds the number of logical clusters whose documents are
+	// cached (least recently used first out), discovery and OpenAPI v3 in
+	// one cache, OpenAPI v2 in another. Zero means DefaultMaxClusters.
 	MaxClusters int
-	// MaxOpenAPIV2Clusters bounds the number of logical clusters whose
-	// OpenAPI v2 document is cached. Zero means DefaultMaxOpenAPIV2Clusters.
-	MaxOpenAPIV2Clusters int
+	// MaxOpenAPIV2Bytes bounds the bytes of the cached OpenAPI v2 documents
+	// (their JSON and protobuf encodings), least recently used first out; a
+	// document larger than that is served but not kept. Zero means
+	// DefaultMaxOpenAPIV2Bytes.
+	MaxOpenAPIV2Bytes int64
 	// Serializer writes legacy discovery documents and errors. Pass the
 	// generic server's (genericapiserver.Config.Serializer) so that content
 	// negotiation is the built-in endpoints'. Nil means codecs for the
@@ -71,7 +79,7 @@ type Handler struct {
 	builtins   *builtins
 
 	docs          clusterCache[*clusterDocs]
-	openAPIV2Docs clusterCache[*openAPIV2Doc]
+	openAPIV2Docs *sizedClusterCache[*openAPIV2Doc]
 	openAPIV2Lock sync.Mutex
 }
 
@@ -90,8 +98,8 @@ func Wrap(next http.Handler, c Config) *Handler {
 	if c.MaxClusters <= 0 {
 		c.MaxClusters = DefaultMaxClusters
 	}
-	if c.MaxOpenAPIV2Clusters <= 0 {
-		c.MaxOpenAPIV2Clusters = DefaultMaxOpenAPIV2Clusters
+	if c.MaxOpenAPIV2Bytes <= 0 {
+		c.MaxOpenAPIV2Bytes = DefaultMaxOpenAPIV2Bytes
 	}
 	if c.BuiltinRecheckInterval == 0 {
 		c.BuiltinRecheckInterval = DefaultBuiltinRecheckInterval
@@ -118,7 +126,7 @@ func Wrap(next http.Handler, c Config) *Handler {
 		aggregated:    aggregated,
 		builtins:      newBuiltins(next, c.Clock, c.BuiltinRecheckInterval),
 		docs:          newClusterCache[*clusterDocs](c.MaxClusters),
-		openAPIV2Docs: newClusterCache[*openAPIV2Doc](c.MaxOpenAPIV2Clusters),
+		openAPIV2Docs: newSizedClusterCache[*openAPIV2Doc](c.MaxClusters, c.MaxOpenAPIV2Bytes),
 	}
 }
 
@@ -178,7 +186,7 @@ func (h *Handler) clusterDocs(ctx context.Context, cluster logicalcluster.Name) 
 	fp := fingerprint(crds)
 	d, ok := h.docs.get(cluster)
 	if !ok || d.fingerprint != fp || d.builtin != builtin {
-		if d, err = newClusterDocs(fp, builtin, crds); err != nil {
+		if d, err = newClusterDocs(fp, builtin, crds, h.builtinOpenAPIV3); err != nil {
 			return nil, fmt.Errorf("building the discovery documents of logical cluster %q: %w", cluster, err)
 		}
 		h.docs.add(cluster, d)

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
@@ -10,10 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
+// aggregatedGroup is a group whose versions each have one resource,
+// <group's first label>s.
 func aggregatedGroup(name string, versions ...string) apidiscoveryv2.APIGroupDiscovery {
 	g := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	resource := strings.Split(name, ".")[0] + "s"
 	for _, v := range versions {
-		g.Versions = append(g.Versions, apidiscoveryv2.APIVersionDiscovery{Version: v})
+		g.Versions = append(g.Versions, apidiscoveryv2.APIVersionDiscovery{Version: v, Resources: []apidiscoveryv2.APIResourceDiscovery{{Resource: resource}}})
 	}
 	return g
 }
@@ -38,7 +42,11 @@ func TestMerge(t *testing.T) {
 		newCRD("example.com", "Widget"),
 		newCRD("a.io", "Thing"),
 		newCRD("zz.k8s.io", "Extra", withVersions(testVersion("v1", true, true), testVersion("v2alpha1", true, false))),
-	}, func(gv schema.GroupVersion) bool { return builtinGVs[gv] })
+		// Shadowed by the built-in zz.k8s.io/v1 zzs.
+		newCRD("zz.k8s.io", "Zz", withVersions(testVersion("v1", true, true))),
+	}, func(gv schema.GroupVersion, resource, _ string) bool {
+		return builtinGVs[gv] && resource == strings.Split(gv.Group, ".")[0]+"s"
+	})
 
 	aggregatedBuiltin := []apidiscoveryv2.APIGroupDiscovery{
 		aggregatedGroup("zz.k8s.io", "v1", "v1beta1"),
@@ -49,15 +57,25 @@ func TestMerge(t *testing.T) {
 	for _, g := range mergeAggregated(aggregatedBuiltin, apis) {
 		d := g.Name + ":"
 		for _, v := range g.Versions {
-			d += " " + v.Version
+			d += " " + v.Version + "["
+			for _, r := range v.Resources {
+				d += " " + r.Resource
+			}
+			d += " ]"
 		}
 		got = append(got, d)
 	}
-	want := []string{"zz.k8s.io: v1 v1beta1 v2alpha1", "apps: v1", "coordination.k8s.io: v1", "a.io: v1", "example.com: v1"}
+	want := []string{
+		"zz.k8s.io: v1[ extras zzs ] v1beta1[ zzs ] v2alpha1[ extras ]",
+		"apps: v1[ appss ]",
+		"coordination.k8s.io: v1[ coordinations ]",
+		"a.io: v1[ things ]",
+		"example.com: v1[ widgets ]",
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("aggregated = %q\nwant %q", got, want)
 	}
-	if len(aggregatedBuiltin[0].Versions) != 2 {
+	if len(aggregatedBuiltin[0].Versions) != 2 || len(aggregatedBuiltin[0].Versions[0].Resources) != 1 {
 		t.Errorf("the built-in input was modified")
 	}
 
@@ -81,6 +99,18 @@ func TestMerge(t *testing.T) {
 		t.Errorf("legacy = %q\nwant %q", got, want)
 	}
 	if len(legacyBuiltin[0].Versions) != 2 {
+		t.Errorf("the built-in input was modified")
+	}
+
+	builtinResources := []metav1.APIResource{{Name: "zzs"}, {Name: "zzs/status"}}
+	got = nil
+	for _, r := range mergeResourceList(builtinResources, apis.groupVersion(schema.GroupVersion{Group: "zz.k8s.io", Version: "v1"})) {
+		got = append(got, r.Name)
+	}
+	if want := []string{"extras", "extras/scale", "extras/status", "zzs", "zzs/status"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("resource list = %q\nwant %q", got, want)
+	}
+	if len(builtinResources) != 2 || builtinResources[0].Name != "zzs" {
 		t.Errorf("the built-in input was modified")
 	}
 }

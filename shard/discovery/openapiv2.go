@@ -1,9 +1,17 @@
 package discovery
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/NYTimes/gziphandler"
+	"github.com/munnerz/goautoneg"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
@@ -20,17 +28,104 @@ import (
 const openAPIV2Path = "/openapi/v2"
 
 // openAPIV2Doc is the merged OpenAPI v2 document of one logical cluster,
-// served by kube-openapi's handler (JSON and protobuf, ETag, gzip).
+// kept serialised: JSON when it is built, protobuf on the first request for
+// it. The merged spec itself is dropped once encoded, so the document holds
+// only its encodings, which is what the cache accounts for.
 type openAPIV2Doc struct {
 	fingerprint string
 	builtin     *snapshot[*builtinAPIs]
 	static      *snapshot[*spec.Swagger]
 	handler     http.Handler
+
+	json         []byte
+	etag         string
+	lastModified time.Time
+
+	protoOnce sync.Once
+	proto     atomic.Pointer[[]byte]
+	protoErr  error
+	// grown is called once the protobuf encoding exists.
+	grown func(*openAPIV2Doc)
 }
 
 // current tells whether the document was built from these inputs.
 func (d *openAPIV2Doc) current(docs *clusterDocs, static *snapshot[*spec.Swagger]) bool {
 	return d.fingerprint == docs.fingerprint && d.builtin == docs.builtin && d.static == static
+}
+
+// size is the number of bytes the document's encodings hold.
+func (d *openAPIV2Doc) size() int64 {
+	n := int64(len(d.json))
+	if p := d.proto.Load(); p != nil {
+		n += int64(len(*p))
+	}
+	return n
+}
+
+// protobuf returns the document as protobuf, encoding it on first use.
+func (d *openAPIV2Doc) protobuf() ([]byte, error) {
+	d.protoOnce.Do(func() {
+		data, err := handler.ToProtoBinary(d.json)
+		if err != nil {
+			d.protoErr = fmt.Errorf("encoding the OpenAPI v2 document as protobuf: %w", err)
+			return
+		}
+		d.proto.Store(&data)
+		if d.grown != nil {
+			d.grown(d)
+		}
+	})
+	if d.protoErr != nil {
+		return nil, d.protoErr
+	}
+	return *d.proto.Load(), nil
+}
+
+// Media types of OpenAPI v2 documents, as k8s.io/kube-openapi/pkg/handler
+// negotiates them.
+const (
+	subTypeV2Protobuf           = "com.github.proto-openapi.spec.v2.v1.0+protobuf"
+	subTypeV2ProtobufDeprecated = "com.github.proto-openapi.spec.v2@v1.0+protobuf"
+)
+
+// serve writes the document with kube-openapi's content negotiation and
+// caching headers (the handler gzips it as kube-openapi's does).
+func (d *openAPIV2Doc) serve(w http.ResponseWriter, req *http.Request) {
+	accept := req.Header.Get("Accept")
+	if accept == "" {
+		accept = "*/*"
+	}
+	w.Header().Add("Vary", "Accept")
+	accepted := []struct {
+		subType, contentType string
+		protobuf             bool
+	}{
+		{subTypeJSON, "application/" + subTypeJSON, false},
+		{subTypeV2ProtobufDeprecated, "application/" + subTypeV2Protobuf, true},
+		{subTypeV2Protobuf, "application/" + subTypeV2Protobuf, true},
+	}
+	for _, clause := range goautoneg.ParseAccept(accept) {
+		for _, a := range accepted {
+			if (clause.Type != "application" && clause.Type != "*") || (clause.SubType != a.subType && clause.SubType != "*") {
+				continue
+			}
+			data := d.json
+			if a.protobuf {
+				var err error
+				if data, err = d.protobuf(); err != nil {
+					klog.FromContext(req.Context()).Error(err, "Cannot serve OpenAPI v2")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					return
+				}
+			}
+			w.Header().Set("Content-Type", a.contentType)
+			// One ETag for both encodings, as kube-openapi: Vary: Accept.
+			w.Header().Set("Etag", strconv.Quote(d.etag))
+			http.ServeContent(w, req, openAPIV2Path, d.lastModified, bytes.NewReader(data))
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNotAcceptable)
 }
 
 // openAPIV2 returns the cached document of a cluster, building it when the
@@ -54,9 +149,20 @@ func (h *Handler) openAPIV2(ctx context.Context, cluster logicalcluster.Name, do
 	if err != nil {
 		return nil, err
 	}
-	var mux pathHandler
-	handler.NewOpenAPIService(merged).RegisterOpenAPIVersionedService(openAPIV2Path, &mux)
-	d := &openAPIV2Doc{fingerprint: docs.fingerprint, builtin: docs.builtin, static: static, handler: mux.handler}
+	data, err := merged.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the OpenAPI v2 document: %w", err)
+	}
+	d := &openAPIV2Doc{
+		fingerprint:  docs.fingerprint,
+		builtin:      docs.builtin,
+		static:       static,
+		json:         data,
+		etag:         computeETag(data),
+		lastModified: time.Now(),
+		grown:        func(d *openAPIV2Doc) { h.openAPIV2Docs.resize(cluster, d) },
+	}
+	d.handler = gziphandler.GzipHandler(http.HandlerFunc(d.serve))
 	h.openAPIV2Docs.add(cluster, d)
 	return d, nil
 }
@@ -70,8 +176,8 @@ func buildOpenAPIV2(ctx context.Context, static *spec.Swagger, apis crdAPIs) (*s
 		V2:                      true,
 		IncludeSelectableFields: utilfeature.DefaultFeatureGate.Enabled(apiextensionsfeatures.CustomResourceFieldSelectors),
 	}
-	// The versions each CRD serves here (built-in group versions excluded),
-	// in the order the CRDs were first met: groups and CRDs are sorted.
+	// The versions each CRD serves here (those newCRDAPIs kept), in the
+	// order the CRDs were first met: groups and CRDs are sorted.
 	type crdVersions struct {
 		crd      *apiextensionsv1.CustomResourceDefinition
 		versions []string
@@ -115,10 +221,3 @@ func buildOpenAPIV2(ctx context.Context, static *spec.Swagger, apis crdAPIs) (*s
 	}
 	return merged, nil
 }
-
-// pathHandler receives the handler kube-openapi registers for a path.
-type pathHandler struct {
-	handler http.Handler
-}
-
-func (m *pathHandler) Handle(_ string, h http.Handler) { m.handler = h }

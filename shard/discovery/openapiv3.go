@@ -58,14 +58,23 @@ func computeETag(data []byte) string {
 	return fmt.Sprintf("%X", sha512.Sum512(data))
 }
 
-// newOpenAPIV3Docs prepares (without building) a document per CRD group
+// builtinOpenAPIV3Func returns the built-in OpenAPI v3 document of a group
 // version.
-func newOpenAPIV3Docs(apis crdAPIs) map[string]*openAPIV3Doc {
+type builtinOpenAPIV3Func func(ctx context.Context, gv schema.GroupVersion) (*spec3.OpenAPI, error)
+
+// newOpenAPIV3Docs prepares (without building) a document per CRD group
+// version. The document of a built-in group version (builtin tells which)
+// is the built-in one, as fetch returns it, with the CRDs merged in.
+func newOpenAPIV3Docs(apis crdAPIs, builtin func(schema.GroupVersion) bool, fetch builtinOpenAPIV3Func) map[string]*openAPIV3Doc {
 	docs := map[string]*openAPIV3Doc{}
 	for _, g := range apis.groups {
 		for _, v := range g.versions {
 			gv := schema.GroupVersion{Group: g.name, Version: v.name}
-			docs[openAPIV3Path(gv)] = &openAPIV3Doc{gv: gv, crds: v.crds}
+			doc := &openAPIV3Doc{gv: gv, crds: v.crds}
+			if builtin(gv) {
+				doc.builtin = fetch
+			}
+			docs[openAPIV3Path(gv)] = doc
 		}
 	}
 	return docs
@@ -76,6 +85,12 @@ func newOpenAPIV3Docs(apis crdAPIs) map[string]*openAPIV3Doc {
 type openAPIV3Doc struct {
 	gv   schema.GroupVersion
 	crds []*apiextensionsv1.CustomResourceDefinition
+	// builtin returns the built-in document the CRDs are merged into, for a
+	// built-in group version; nil otherwise. It is asked once, when the
+	// document is built: the cluster's documents are rebuilt when the
+	// built-in discovery changes, which any change of the built-in APIs
+	// does.
+	builtin builtinOpenAPIV3Func
 
 	jsonOnce     sync.Once
 	json         []byte
@@ -91,7 +106,16 @@ type openAPIV3Doc struct {
 // load builds the JSON document and its ETag.
 func (d *openAPIV3Doc) load(ctx context.Context) error {
 	d.jsonOnce.Do(func() {
-		s, err := buildOpenAPIV3(ctx, d.gv, d.crds)
+		var base *spec3.OpenAPI
+		if d.builtin != nil {
+			// Not cancelled with the request: the outcome is kept.
+			var err error
+			if base, err = d.builtin(context.WithoutCancel(ctx), d.gv); err != nil {
+				d.err = err
+				return
+			}
+		}
+		s, err := buildOpenAPIV3(ctx, d.gv, d.crds, base)
 		if err != nil {
 			d.err = err
 			return
@@ -121,15 +145,21 @@ func (d *openAPIV3Doc) protobuf(ctx context.Context) ([]byte, error) {
 }
 
 // buildOpenAPIV3 builds the document of a group version from the CRDs that
-// serve it, as apiextensions-apiserver's openapiv3 controller does. A CRD
-// whose schema cannot be built is left out (and logged) so that it does not
-// hide the others.
-func buildOpenAPIV3(ctx context.Context, gv schema.GroupVersion, crds []*apiextensionsv1.CustomResourceDefinition) (*spec3.OpenAPI, error) {
+// serve it, as apiextensions-apiserver's openapiv3 controller does, merged
+// into builtin unless it is nil. A CRD whose schema cannot be built is left
+// out (and logged) so that it does not hide the others.
+func buildOpenAPIV3(ctx context.Context, gv schema.GroupVersion, crds []*apiextensionsv1.CustomResourceDefinition, builtin *spec3.OpenAPI) (*spec3.OpenAPI, error) {
 	opts := builder.Options{
 		V2:                      false,
 		IncludeSelectableFields: utilfeature.DefaultFeatureGate.Enabled(apiextensionsfeatures.CustomResourceFieldSelectors),
 	}
-	specs := make([]*spec3.OpenAPI, 0, len(crds))
+	specs := make([]*spec3.OpenAPI, 0, len(crds)+1)
+	if builtin != nil {
+		// First, so that the document keeps its info; the CRD resources
+		// have paths and schemas of their own (newCRDAPIs leaves out those
+		// a built-in resource has).
+		specs = append(specs, builtin)
+	}
 	var errs []error
 	for _, crd := range crds {
 		s, err := builder.BuildOpenAPIV3(crd, gv.Version, opts)
@@ -162,8 +192,10 @@ type openAPIV3Root struct {
 }
 
 // openAPIV3RootDoc returns the built-in root document with the cluster's CRD
-// group versions added. It builds every CRD document, since the root lists
-// their hashes. A group version whose document cannot be built is left out.
+// group versions added, and the built-in group versions that CRDs add
+// resources to pointing to the merged documents. It builds every CRD
+// document, since the root lists their hashes. A group version whose
+// document cannot be built is left out (or keeps its built-in document).
 func (d *clusterDocs) openAPIV3RootDoc(ctx context.Context, builtin *snapshot[*handler3.OpenAPIV3Discovery]) (*openAPIV3Root, error) {
 	d.v3RootLock.Lock()
 	defer d.v3RootLock.Unlock()
@@ -180,10 +212,10 @@ func (d *clusterDocs) openAPIV3RootDoc(ctx context.Context, builtin *snapshot[*h
 	}
 	sort.Strings(keys)
 	for _, p := range keys {
-		if _, ok := paths[p]; ok {
+		doc := d.openAPIV3[p]
+		if _, ok := paths[p]; ok && doc.builtin == nil {
 			continue
 		}
-		doc := d.openAPIV3[p]
 		if err := doc.load(ctx); err != nil {
 			klog.FromContext(ctx).Error(err, "Leaving a group version out of the OpenAPI v3 root", "path", p)
 			continue

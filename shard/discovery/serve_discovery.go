@@ -124,19 +124,34 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, req *http.Request, cl
 		h.writeError(w, req, internalError(err))
 		return
 	}
-	if builtin.hasGroupVersion(gv) {
-		h.next.ServeHTTP(w, req)
-		return
-	}
 	var v *crdVersion
 	if docs != nil {
 		v = docs.apis.groupVersion(gv)
 	}
-	if v == nil {
+	isBuiltin := builtin.hasGroupVersion(gv)
+	switch {
+	case v == nil && isBuiltin:
+		h.next.ServeHTTP(w, req)
+		return
+	case v == nil:
 		h.writeError(w, req, notFound())
 		return
 	}
 	resources := v.resources
+	if isBuiltin {
+		// CRDs add resources to a built-in group version.
+		rec := forwardJSON(h.next, req)
+		if rec.code() != http.StatusOK {
+			rec.copyTo(w)
+			return
+		}
+		var list metav1.APIResourceList
+		if err := json.Unmarshal(rec.body.Bytes(), &list); err != nil {
+			h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API resource list of %s: %w", gv, err)))
+			return
+		}
+		resources = mergeResourceList(list.APIResources, v)
+	}
 	genericdiscovery.NewAPIVersionHandler(h.serializer, gv, genericdiscovery.APIResourceListerFunc(func() []metav1.APIResource {
 		return resources
 	})).ServeHTTP(w, req)

@@ -82,6 +82,12 @@ func (s *Server) installAPIs() error {
 		groups[g.Group].add(g, storage)
 	}
 
+	builtin, err := newBuiltinNames(s.Scheme, groups)
+	if err != nil {
+		return errorf("API names", err)
+	}
+	s.builtinNames = builtin.lookup
+
 	if core, ok := groups[""]; ok {
 		info := genericapiserver.NewDefaultAPIGroupInfo("", s.Scheme, metav1.ParameterCodec, s.Codecs)
 		info.VersionedResourcesStorageMap = core

@@ -60,7 +60,7 @@ func (s *Server) newControllers() error {
 	if err != nil {
 		return fmt.Errorf("garbage collector: %w", err)
 	}
-	crds, err := crdctrl.New(loopback, s.Informers)
+	crds, err := crdctrl.New(loopback, s.Informers, s.builtinNames)
 	if err != nil {
 		return fmt.Errorf("CRD controllers: %w", err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/admission/rbacescalation"
 	"github.com/tessera-dev/tessera/shard/admission/workspace"
 	authzbootstrap "github.com/tessera-dev/tessera/shard/authorization/bootstrap"
+	"github.com/tessera-dev/tessera/shard/controllers/crd/naming"
 	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/discovery"
 	"github.com/tessera-dev/tessera/shard/etcd"
@@ -54,6 +55,9 @@ type Server struct {
 	controllers []runner
 	// onCRDChange are called with the cluster of any CRD that changed.
 	onCRDChange []func(logicalcluster.Name)
+	// builtinNames tells the names the built-in APIs of a group use; set by
+	// installAPIs.
+	builtinNames naming.BuiltinNames
 }
 
 // New starts the embedded etcd (unless an external one is configured) and
@@ -209,6 +213,7 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	s.GenericAPIServer = generic
+	delegateUnroutable(generic.Handler.GoRestfulContainer, crHandler, gc.Serializer)
 	if err := s.installAPIs(); err != nil {
 		return err
 	}

@@ -28,7 +28,9 @@ type Controllers struct {
 // loopback addresses. They read CRDs through f's wildcard
 // CustomResourceDefinitions informer, which f must start after New, and
 // write through clients built from loopback that share one http.Client.
-func New(loopback *rest.Config, f *informers.SharedInformerFactory) (*Controllers, error) {
+// builtin tells the names the shard's built-in APIs use, which no CRD may
+// take (see naming.BuiltinNames); nil means none.
+func New(loopback *rest.Config, f *informers.SharedInformerFactory, builtin naming.BuiltinNames) (*Controllers, error) {
 	if loopback == nil || f == nil {
 		return nil, fmt.Errorf("crd controllers: loopback config and informer factory are required")
 	}
@@ -46,7 +48,7 @@ func New(loopback *rest.Config, f *informers.SharedInformerFactory) (*Controller
 	}
 
 	var c Controllers
-	if c.Naming, err = naming.New(crdClient, f); err != nil {
+	if c.Naming, err = naming.New(crdClient, f, builtin); err != nil {
 		return nil, err
 	}
 	if c.Establishing, err = establishing.New(crdClient, f); err != nil {

@@ -4,7 +4,8 @@
 // package and serves all logical clusters of the shard through the wildcard
 // CRD informer; nothing is started per logical cluster:
 //
-//   - naming: accepts names per (logical cluster, group), NamesAccepted;
+//   - naming: accepts names per (logical cluster, group), NamesAccepted,
+//     never names of the group's built-in APIs;
 //   - establishing: Established once the names are accepted;
 //   - apiapproval: KubernetesAPIApprovalPolicyConformant for *.k8s.io and
 //     *.kubernetes.io groups;
@@ -24,7 +25,7 @@
 // factory starts. *Controllers has Name and Run(ctx) error, so in
 // shard/server/controllers.go (newControllers):
 //
-//	crds, err := crd.New(s.Generic.LoopbackClientConfig, s.Informers)
+//	crds, err := crd.New(s.Generic.LoopbackClientConfig, s.Informers, s.builtinNames)
 //	if err != nil {
 //		return fmt.Errorf("CRD controllers: %w", err)
 //	}

@@ -29,8 +29,9 @@ type Controller struct {
 
 // New returns the naming controller for all logical clusters of a shard. It
 // reads CRDs through f's wildcard CustomResourceDefinitions informer, which
-// f must start, and writes their status with client.
-func New(client *clusters.APIExtensionsClusterClientset, f *informers.SharedInformerFactory) (*Controller, error) {
+// f must start, and writes their status with client. builtin tells the
+// names the shard's built-in APIs use; nil means none.
+func New(client *clusters.APIExtensionsClusterClientset, f *informers.SharedInformerFactory, builtin BuiltinNames) (*Controller, error) {
 	if client == nil || f == nil {
 		return nil, fmt.Errorf("%s: client and informer factory are required", ControllerName)
 	}
@@ -44,6 +45,7 @@ func New(client *clusters.APIExtensionsClusterClientset, f *informers.SharedInfo
 		},
 		patchStatus: crdstatus.NewPatcher(client),
 		recent:      newRecentWrites(time.Now),
+		builtin:     builtin,
 	}
 	c := reconciler.New(ControllerName, reconciler.Func(n.reconcile), reconciler.Options{Workers: workers})
 	n.enqueue = c.Enqueue

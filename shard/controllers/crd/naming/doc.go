@@ -8,7 +8,11 @@
 // condition: True with reason NoConflicts, or False with reason
 // PluralConflict, SingularConflict, ShortNamesConflict, KindConflict or
 // ListKindConflict and a message like `"widgets" is already in use`. CRDs of
-// other logical clusters never conflict. Like upstream it sets Established
+// other logical clusters never conflict. The names the shard's built-in APIs
+// of the group use (New's BuiltinNames, in any version) are never free:
+// `"leases" is already in use by a built-in API of the group`. Every other
+// resource of a built-in group is served from its CRD, in a built-in
+// version or a new one (see shard/server delegateUnroutable). Like upstream it sets Established
 // to False (NotAccepted, or Installing once the names are accepted) until the
 // establishing controller sets it to True.
 //

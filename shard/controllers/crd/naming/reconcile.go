@@ -28,6 +28,9 @@ type namer struct {
 	patchStatus crdstatus.Patcher
 	// enqueue asks for a reconcile of a CRD.
 	enqueue func(reconciler.Key)
+	// builtin returns the names the built-in APIs of a group use; nil
+	// means none.
+	builtin BuiltinNames
 
 	locks  groupLocks
 	recent *recentWrites
@@ -72,7 +75,11 @@ func (n *namer) reconcile(ctx context.Context, key reconciler.Key) (reconciler.R
 		inGroup = append(inGroup, n.recent.newer(key.Cluster, other))
 	}
 
-	names, namesAccepted, established := calculateNamesAndConditions(crd, namesInUse(inGroup))
+	var builtinResources, builtinKinds []string
+	if n.builtin != nil {
+		builtinResources, builtinKinds = n.builtin(crd.Spec.Group)
+	}
+	names, namesAccepted, established := calculateNamesAndConditions(crd, namesInUse(inGroup, builtinResources, builtinKinds))
 	if equality.Semantic.DeepEqual(crd.Status.AcceptedNames, names) &&
 		apiextensionshelpers.IsCRDConditionEquivalent(&namesAccepted, apiextensionshelpers.FindCRDCondition(crd, apiextensionsv1.NamesAccepted)) {
 		return reconciler.Result{}, nil

@@ -97,7 +97,17 @@ func (f *fakes) namer() *namer {
 		},
 		enqueue: func(k reconciler.Key) { f.enqueued = append(f.enqueued, k) },
 		recent:  newRecentWrites(time.Now),
+		builtin: builtinLeases,
 	}
+}
+
+// builtinLeases are the names of a shard whose only built-in group with a
+// dot is coordination.k8s.io, serving leases.
+func builtinLeases(group string) (resources, kinds []string) {
+	if group != "coordination.k8s.io" {
+		return nil, nil
+	}
+	return []string{"lease", "leases"}, []string{"Lease", "LeaseList"}
 }
 
 func condition(c *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) string {
@@ -204,6 +214,37 @@ func TestReconcile(t *testing.T) {
 			wantAccepted:  "True/NoConflicts: no conflicts found",
 			wantEstablish: "True/InitialNamesAccepted: ",
 			wantEnqueued:  []reconciler.Key{{Cluster: a, Name: "gizmos.example.com"}},
+		},
+		{
+			name:          "a CRD of a built-in group gets the names no built-in API uses",
+			cache:         map[logicalcluster.Name][]*apiextensionsv1.CustomResourceDefinition{a: {crd(a, "coordination.k8s.io", "ballots", "Ballot")}},
+			key:           reconciler.Key{Cluster: a, Name: "ballots.coordination.k8s.io"},
+			wantNames:     &apiextensionsv1.CustomResourceDefinitionNames{Plural: "ballots", Singular: "ballot", Kind: "Ballot", ListKind: "BallotList"},
+			wantAccepted:  "True/NoConflicts: no conflicts found",
+			wantEstablish: "False/Installing: the initial names have been accepted",
+		},
+		{
+			name:          "the plural of a built-in resource is never accepted",
+			cache:         map[logicalcluster.Name][]*apiextensionsv1.CustomResourceDefinition{a: {crd(a, "coordination.k8s.io", "leases", "Tenancy")}},
+			key:           reconciler.Key{Cluster: a, Name: "leases.coordination.k8s.io"},
+			wantNames:     &apiextensionsv1.CustomResourceDefinitionNames{Kind: "Tenancy", ListKind: "TenancyList"},
+			wantAccepted:  `False/SingularConflict: "lease" is already in use by a built-in API of the group`,
+			wantEstablish: "False/NotAccepted: not all names are accepted",
+		},
+		{
+			name:          "a built-in kind or short name is never accepted, even once accepted",
+			cache:         map[logicalcluster.Name][]*apiextensionsv1.CustomResourceDefinition{a: {crd(a, "coordination.k8s.io", "ballots", "Lease", accepted, shortNames("leases"))}},
+			key:           reconciler.Key{Cluster: a, Name: "ballots.coordination.k8s.io"},
+			wantAccepted:  `False/ListKindConflict: "LeaseList" is already in use by a built-in API of the group`,
+			wantEstablish: "True/InitialNamesAccepted: ",
+		},
+		{
+			name:          "built-in names of other groups never conflict",
+			cache:         map[logicalcluster.Name][]*apiextensionsv1.CustomResourceDefinition{a: {crd(a, "example.com", "leases", "Lease")}},
+			key:           reconciler.Key{Cluster: a, Name: "leases.example.com"},
+			wantNames:     &apiextensionsv1.CustomResourceDefinitionNames{Plural: "leases", Singular: "lease", Kind: "Lease", ListKind: "LeaseList"},
+			wantAccepted:  "True/NoConflicts: no conflicts found",
+			wantEstablish: "False/Installing: the initial names have been accepted",
 		},
 		{
 			name: "accepted names are left alone",

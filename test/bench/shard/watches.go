@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,8 +73,8 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 	defer stopWatches()
 	var ended atomic.Int64
 	var wg sync.WaitGroup
-	opened, err := openWatches(watchCtx, s, idleWatchers, &wg, &ended, func(ctx context.Context, cfg *rest.Config, i int) (watch.Interface, error) {
-		c, err := kubernetes.NewForConfig(cfg)
+	opened, err := openWatches(watchCtx, s, idleWatchers, &wg, &ended, func(ctx context.Context, cfg *rest.Config, hc *http.Client, i int) (watch.Interface, error) {
+		c, err := kubernetes.NewForConfigAndClient(cfg, hc)
 		if err != nil {
 			return nil, err
 		}
@@ -120,8 +121,8 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 	ended.Store(0)
 	var crWG sync.WaitGroup
 	gvr := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
-	opened, err = openWatches(crCtx, s, crWatches, &crWG, &ended, func(ctx context.Context, cfg *rest.Config, i int) (watch.Interface, error) {
-		c, err := dynamic.NewForConfig(cfg)
+	opened, err = openWatches(crCtx, s, crWatches, &crWG, &ended, func(ctx context.Context, cfg *rest.Config, hc *http.Client, i int) (watch.Interface, error) {
+		c, err := dynamic.NewForConfigAndClient(cfg, hc)
 		if err != nil {
 			return nil, err
 		}
@@ -152,18 +153,18 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 // connections of watchesPerConnection watches each, and counts in ended
 // the watches the shard ends before ctx is done.
 func openWatches(ctx context.Context, s *shard, n int, wg *sync.WaitGroup, ended *atomic.Int64,
-	open func(ctx context.Context, cfg *rest.Config, i int) (watch.Interface, error)) (int, error) {
+	open func(ctx context.Context, cfg *rest.Config, hc *http.Client, i int) (watch.Interface, error)) (int, error) {
 	var opened atomic.Int64
 	err := parallel(ctx, n, 16, func(ctx context.Context, i int) error {
 		cfg, err := clusters.ConfigFor(s.cfg, clusterName(i))
 		if err != nil {
 			return err
 		}
-		cfg = rest.CopyConfig(cfg)
-		// A distinct Dial function per group of watches gives the group a
-		// transport, and so a connection, of its own.
-		cfg.Dial = connectionFor(i)
-		w, err := open(ctx, cfg, i)
+		hc, err := connectionFor(s.cfg, i)
+		if err != nil {
+			return err
+		}
+		w, err := open(ctx, cfg, hc, i)
 		if err != nil {
 			return fmt.Errorf("watch %d: %w", i, err)
 		}
@@ -192,21 +193,27 @@ func openWatches(ctx context.Context, s *shard, n int, wg *sync.WaitGroup, ended
 }
 
 var (
-	dialersMu sync.Mutex
-	dialers   = map[int]func(ctx context.Context, network, address string) (net.Conn, error){}
+	connsMu sync.Mutex
+	conns   = map[int]*http.Client{}
 )
 
-// connectionFor returns the Dial function of watch i's connection group.
-func connectionFor(i int) func(ctx context.Context, network, address string) (net.Conn, error) {
-	dialersMu.Lock()
-	defer dialersMu.Unlock()
+// connectionFor returns the HTTP client of watch i's group: a transport,
+// and so a connection, of its own for every watchesPerConnection watches.
+func connectionFor(base *rest.Config, i int) (*http.Client, error) {
+	connsMu.Lock()
+	defer connsMu.Unlock()
 	g := i / watchesPerConnection
-	if d, ok := dialers[g]; ok {
-		return d
+	if c, ok := conns[g]; ok {
+		return c, nil
 	}
-	d := (&net.Dialer{Timeout: 30 * time.Second}).DialContext
-	dialers[g] = d
-	return d
+	cfg := rest.CopyConfig(base)
+	cfg.Dial = (&net.Dialer{Timeout: 30 * time.Second}).DialContext // not shared with other groups
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	conns[g] = c
+	return c, nil
 }
 
 type writeFigures struct {

@@ -67,6 +67,7 @@ func TestGroupVersions(t *testing.T) {
 		{Group: "admissionregistration.k8s.io", Version: "v1"},
 		{Group: "certificates.k8s.io", Version: "v1"},
 		{Group: "coordination.k8s.io", Version: "v1"},
+		{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"},
 		{Group: "events.k8s.io", Version: "v1"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1"},
 	}

@@ -17,6 +17,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,6 +36,8 @@ import (
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/utils/ptr"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
 // restOptionsGetter is the simplest RESTOptionsGetter a server could use:
@@ -127,6 +130,8 @@ func requestContext(t *testing.T, gv schema.GroupVersion, resource, ns string) c
 		IsResourceRequest: true, APIGroup: gv.Group, APIVersion: gv.Version, Resource: resource, Namespace: ns,
 	})
 	ctx = genericapirequest.WithNamespace(ctx, ns)
+	// API Priority and Fairness is configured in system:admin only.
+	ctx = logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: logicalcluster.SystemAdmin})
 	return genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "alice", UID: "alice-uid", Groups: []string{"devs"}})
 }
 
@@ -143,9 +148,11 @@ func TestStorage(t *testing.T) {
 
 func testWiring(t *testing.T, s *server) {
 	wantSubresources := map[string][]string{
-		"namespaces":                 {"status", "finalize"},
-		"resourcequotas":             {"status"},
-		"certificatesigningrequests": {"status", "approval"},
+		"namespaces":                  {"status", "finalize"},
+		"resourcequotas":              {"status"},
+		"certificatesigningrequests":  {"status", "approval"},
+		"flowschemas":                 {"status"},
+		"prioritylevelconfigurations": {"status"},
 	}
 	wantShortNames := map[string][]string{
 		"namespaces": {"ns"}, "configmaps": {"cm"}, "events": {"ev"}, "limitranges": {"limits"},
@@ -218,7 +225,7 @@ func is[T any](v any) bool {
 func fixture(t *testing.T, r Resource, name, ns string) runtime.Object {
 	t.Helper()
 	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"test": "crud"}}
-	service := &admissionregistrationv1.ServiceReference{Namespace: "policy", Name: "webhook", Port: ptr.To[int32](443)}
+	url := admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://webhook.example.com/admit")}
 	rules := []admissionregistrationv1.RuleWithOperations{{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
@@ -240,17 +247,17 @@ func fixture(t *testing.T, r Resource, name, ns string) runtime.Object {
 	case corev1.SchemeGroupVersion.WithResource("limitranges"):
 		return &corev1.LimitRange{ObjectMeta: meta, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}}}}
 	case corev1.SchemeGroupVersion.WithResource("resourcequotas"):
-		return &corev1.ResourceQuota{ObjectMeta: meta, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")}}}
+		return &corev1.ResourceQuota{ObjectMeta: meta, Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceConfigMaps: resource.MustParse("10")}}}
 	case corev1.SchemeGroupVersion.WithResource("serviceaccounts"):
 		return &corev1.ServiceAccount{ObjectMeta: meta}
 	case admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"):
 		return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: meta, Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name: "m.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: service}, Rules: rules,
+			Name: "m.example.com", ClientConfig: url, Rules: rules,
 			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
 		}}}
 	case admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"):
 		return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: meta, Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name: "v.example.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: service}, Rules: rules,
+			Name: "v.example.com", ClientConfig: url, Rules: rules,
 			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
 			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "humans", Expression: `!request.userInfo.username.startsWith("system:")`}},
 		}}}
@@ -260,6 +267,23 @@ func fixture(t *testing.T, r Resource, name, ns string) runtime.Object {
 		}}
 	case coordinationv1.SchemeGroupVersion.WithResource("leases"):
 		return &coordinationv1.Lease{ObjectMeta: meta, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("me"), LeaseDurationSeconds: ptr.To[int32](15)}}
+	case flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas"):
+		return &flowcontrolv1.FlowSchema{ObjectMeta: meta, Spec: flowcontrolv1.FlowSchemaSpec{
+			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "crud"},
+			MatchingPrecedence:         500,
+			Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+				Subjects:         []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindGroup, Group: &flowcontrolv1.GroupSubject{Name: "devs"}}},
+				NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}}},
+			}},
+		}}
+	case flowcontrolv1.SchemeGroupVersion.WithResource("prioritylevelconfigurations"):
+		return &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: meta, Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+			Type: flowcontrolv1.PriorityLevelEnablementLimited,
+			Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+				NominalConcurrencyShares: ptr.To[int32](5),
+				LimitResponse:            flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject},
+			},
+		}}
 	case rbacv1.SchemeGroupVersion.WithResource("roles"):
 		return &rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}}
 	case rbacv1.SchemeGroupVersion.WithResource("clusterroles"):
@@ -638,18 +662,18 @@ func testResourceQuotaStatus(t *testing.T, s *server) {
 		t.Fatal(err)
 	}
 	rq := created.(*corev1.ResourceQuota)
-	rq.Spec.Hard[corev1.ResourcePods] = resource.MustParse("99")
-	rq.Status.Hard = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10")}
-	rq.Status.Used = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}
+	rq.Spec.Hard[corev1.ResourceConfigMaps] = resource.MustParse("99")
+	rq.Status.Hard = corev1.ResourceList{corev1.ResourceConfigMaps: resource.MustParse("10")}
+	rq.Status.Used = corev1.ResourceList{corev1.ResourceConfigMaps: resource.MustParse("3")}
 	out, _, err := status.Update(ctx, "compute", rest.DefaultUpdatedObjectInfo(rq), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := out.(*corev1.ResourceQuota)
-	if pods := got.Spec.Hard[corev1.ResourcePods]; pods.Value() != 10 {
+	if pods := got.Spec.Hard[corev1.ResourceConfigMaps]; pods.Value() != 10 {
 		t.Errorf("status update changed spec: hard pods %s", pods.String())
 	}
-	if used := got.Status.Used[corev1.ResourcePods]; used.Value() != 3 {
+	if used := got.Status.Used[corev1.ResourceConfigMaps]; used.Value() != 3 {
 		t.Errorf("status update lost status: used pods %s", used.String())
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -59,7 +61,7 @@ func (Strategy[T]) PrepareForUpdate(context.Context, runtime.Object, runtime.Obj
 
 // Validate validates a new object.
 func (s Strategy[T]) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return s.validate(obj.(T))
+	return append(s.validate(obj.(T)), s.validateFinalizers(obj)...)
 }
 
 // WarningsOnCreate returns no warnings.
@@ -73,7 +75,34 @@ func (Strategy[T]) AllowCreateOnUpdate(context.Context) bool { return false }
 
 // ValidateUpdate validates an update.
 func (s Strategy[T]) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.validateUpdate(obj.(T), old.(T))
+	return append(s.validateUpdate(obj.(T), old.(T)), s.validateFinalizers(obj)...)
+}
+
+// standardFinalizers are the finalizer names Kubernetes defines without a
+// domain: the namespace controller's and the garbage collector's.
+var standardFinalizers = map[string]bool{"kubernetes": true, metav1.FinalizerOrphanDependents: true, metav1.FinalizerDeleteDependents: true}
+
+// validateFinalizers adds Kubernetes' rule for the finalizers of its own
+// kinds to apimachinery's ObjectMeta validation: a name without "/" must be
+// a standard one. It does not apply to kcp's kinds, which kcp validates as
+// custom resources.
+func (s Strategy[T]) validateFinalizers(obj runtime.Object) field.ErrorList {
+	if s.ObjectTyper != nil {
+		if kinds, _, err := s.ObjectKinds(obj); err == nil && len(kinds) > 0 && strings.HasSuffix(kinds[0].Group, "kcp.io") {
+			return nil
+		}
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for i, f := range m.GetFinalizers() {
+		if !strings.Contains(f, "/") && !standardFinalizers[f] {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+		}
+	}
+	return errs
 }
 
 // WarningsOnUpdate returns no warnings.

@@ -109,3 +109,24 @@ func TestResetFields(t *testing.T) {
 		})
 	}
 }
+
+func TestStrategyRefusesUnqualifiedFinalizers(t *testing.T) {
+	s := NewStrategy(runtime.NewScheme(), Namespaced, validateName, validateNameUpdate)
+	for _, tt := range []struct {
+		finalizers []string
+		wantField  string
+	}{
+		{[]string{"example.com/cleanup", "orphan", "foregroundDeletion", "kubernetes"}, ""},
+		{[]string{"example.com/cleanup", "cleanup"}, "metadata.finalizers[1]"},
+	} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Finalizers: tt.finalizers}}
+		for what, errs := range map[string]field.ErrorList{"create": s.Validate(t.Context(), cm), "update": s.ValidateUpdate(t.Context(), cm, cm)} {
+			switch {
+			case tt.wantField == "" && len(errs) != 0:
+				t.Errorf("%s with %v: %v", what, tt.finalizers, errs)
+			case tt.wantField != "" && (len(errs) != 1 || errs[0].Field != tt.wantField):
+				t.Errorf("%s with %v: %v, want one error on %s", what, tt.finalizers, errs, tt.wantField)
+			}
+		}
+	}
+}

@@ -35,12 +35,24 @@ type stateVersion struct {
 // other: a request that looked up the CRD just before an update must not
 // replace the state built from the update.
 func (v stateVersion) supersedes(other stateVersion) bool {
-	if v.cluster != other.cluster || v.uid != other.uid || v.digest != other.digest {
+	if v.cluster != other.cluster || v.uid != other.uid {
+		return false
+	}
+	if v.resourceVersion == "" && other.resourceVersion == "" {
 		return false
 	}
 	mine, err1 := strconv.ParseUint(v.resourceVersion, 10, 64)
 	theirs, err2 := strconv.ParseUint(other.resourceVersion, 10, 64)
 	return err1 == nil && err2 == nil && mine > theirs
+}
+
+// sameServing tells whether a state built from v serves other as well: the
+// same CRD object with the same spec and accepted names (digest), whatever
+// its resourceVersion. Status updates (conditions, stored versions) then
+// keep the state, and the watches it serves, as kube-apiserver keeps a
+// CRD's storage when only its status changes.
+func (v stateVersion) sameServing(other stateVersion) bool {
+	return v.cluster == other.cluster && v.uid == other.uid && v.digest != "" && v.digest == other.digest
 }
 
 // releasable is a value the cache holds.
@@ -117,7 +129,13 @@ func (c *stateCache[V]) acquire(key stateKey, version stateVersion, build func()
 		dropped = c.sweepLocked(now)
 	}
 	e := c.entries[key]
-	if e != nil && e.version != version && !e.version.supersedes(version) {
+	switch {
+	case e == nil || e.version == version || e.version.supersedes(version):
+	case e.version.sameServing(version):
+		// A later resourceVersion that serves the same: remember it, so the
+		// next request compares resourceVersions only.
+		e.version = version
+	default:
 		dropped = append(dropped, c.retireLocked(e))
 		e = nil
 	}
@@ -190,6 +208,24 @@ func (c *stateCache[V]) invalidateKey(key stateKey, keep func(stateVersion) bool
 	var dropped []*cacheEntry[V]
 	if e := c.entries[key]; e != nil && (keep == nil || !keep(e.version)) {
 		dropped = append(dropped, c.retireLocked(e))
+	}
+	c.mu.Unlock()
+	c.settle(dropped...)
+}
+
+// update drops the value cached for key unless it serves version as well
+// (stateVersion.sameServing), in which case it takes version as its own.
+func (c *stateCache[V]) update(key stateKey, version stateVersion) {
+	c.mu.Lock()
+	var dropped []*cacheEntry[V]
+	if e := c.entries[key]; e != nil {
+		switch {
+		case e.version == version || e.version.supersedes(version):
+		case e.version.sameServing(version):
+			e.version = version
+		default:
+			dropped = append(dropped, c.retireLocked(e))
+		}
 	}
 	c.mu.Unlock()
 	c.settle(dropped...)

@@ -290,3 +290,45 @@ func TestCacheInvalidate(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheKeepsStateAcrossStatusUpdates: a later resourceVersion of the
+// CRD that serves the same (same spec and accepted names: same digest)
+// keeps the state in use, so its watches go on; a spec change replaces it,
+// and an older lookup never replaces a newer state.
+func TestCacheKeepsStateAcrossStatusUpdates(t *testing.T) {
+	c := newTestCache(10, time.Hour)
+	v := func(rv, digest string) stateVersion {
+		return stateVersion{cluster: "a", uid: "uid", resourceVersion: rv, digest: digest}
+	}
+	first, release := c.get(t, key("a", "w"), v("10", "spec-1"))
+	defer release()
+
+	// Status update (conditions): same digest, later resourceVersion.
+	same, releaseSame := c.get(t, key("a", "w"), v("11", "spec-1"))
+	releaseSame()
+	c.update(key("a", "w"), v("12", "spec-1"))
+	if same != first || first.stopped.Load() != 0 || c.builds.Load() != 1 {
+		t.Fatalf("a status update replaced the state: same=%v stopped=%d builds=%d", same == first, first.stopped.Load(), c.builds.Load())
+	}
+	// A request that looked the CRD up before the status update is served
+	// by the state too.
+	old, releaseOld := c.get(t, key("a", "w"), v("11", "spec-1"))
+	releaseOld()
+	if old != first {
+		t.Error("an older lookup of the same spec got another state")
+	}
+
+	// Spec change: a new digest replaces the state and ends its watches.
+	c.update(key("a", "w"), v("13", "spec-2"))
+	if first.stopped.Load() != 1 {
+		t.Fatal("a spec change kept the old state")
+	}
+	second, releaseSecond := c.get(t, key("a", "w"), v("13", "spec-2"))
+	releaseSecond()
+	// A lookup of the older spec does not replace the newer state.
+	older, releaseOlder := c.get(t, key("a", "w"), v("12", "spec-1"))
+	releaseOlder()
+	if older != second || second.stopped.Load() != 0 {
+		t.Error("an older lookup replaced the state of a newer spec")
+	}
+}

@@ -30,6 +30,9 @@ type Handler struct {
 	codecs     serializer.CodecFactory
 	converters *conversion.CRConverterFactory
 	states     *stateCache[*servingState]
+	// digests caches servingDigest by CRD UID and resourceVersion.
+	// Cache audit (issue 9): cluster-keyed: UIDs are unique across clusters.
+	digests digests
 }
 
 var _ http.Handler = &Handler{}
@@ -64,6 +67,14 @@ func New(c Config) (*Handler, error) {
 func (h *Handler) Invalidate(cluster logicalcluster.Name, crdName string) {
 	h.states.invalidateKey(stateKey{cluster: cluster, crd: crdName}, nil)
 	h.refreshWildcard(crdName)
+}
+
+// Update drops the serving state of crd in cluster unless only its status
+// changed in a way that serves the same (conditions, stored versions): the
+// state's watches then go on. Call it from a CRD informer on update.
+func (h *Handler) Update(cluster logicalcluster.Name, crd *apiextensionsv1.CustomResourceDefinition) {
+	h.states.update(stateKey{cluster: cluster, crd: crd.Name}, h.versionOf(cluster, crd))
+	h.refreshWildcard(crd.Name)
 }
 
 // Run releases idle serving state periodically until ctx is done, then
@@ -144,7 +155,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	terminating := crd.DeletionTimestamp != nil || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
 	key := stateKey{cluster: cluster.Name, crd: crd.Name}
-	version := stateVersion{cluster: cluster.Name, uid: crd.UID, resourceVersion: crd.ResourceVersion}
+	version := h.versionOf(cluster.Name, crd)
 	h.serve(w, req, logger, info, key, version, crd, terminating)
 }
 

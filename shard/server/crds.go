@@ -47,7 +47,8 @@ func (s *Server) crdsNamed(group, resource string) ([]*apiextensionsv1.CustomRes
 }
 
 // crdEvents drops cached serving state and documents of a cluster whenever
-// one of its CRDs changes.
+// one of its CRDs changes (the serving state only when what it serves
+// changes).
 func (s *Server) crdEvents() cache.ResourceEventHandler {
 	changed := func(obj any) {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -64,8 +65,19 @@ func (s *Server) crdEvents() cache.ResourceEventHandler {
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    changed,
-		UpdateFunc: func(_, obj any) { changed(obj) },
+		AddFunc: changed,
+		UpdateFunc: func(_, obj any) {
+			crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+			if !ok {
+				return
+			}
+			// A status-only change keeps the serving state and its watches.
+			cluster := logicalcluster.From(crd)
+			s.customResources.Update(cluster, crd)
+			for _, f := range s.onCRDChange {
+				f(cluster)
+			}
+		},
 		DeleteFunc: changed,
 	}
 }

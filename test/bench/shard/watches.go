@@ -58,6 +58,10 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 	if err := retryNotFound(ctx, func() error { return createConfigMap(ctx, s, hot, "warmup") }); err != nil {
 		return err
 	}
+	// Let the controllers finish with the new clusters before measuring.
+	if _, err := s.settledRSS(ctx); err != nil {
+		return err
+	}
 
 	alone, err := writeAndWatch(ctx, s, hotClient, "alone", writes)
 	if err != nil {

@@ -63,6 +63,10 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 		return err
 	}
 
+	// A first round warms up the cluster's serving paths; it is not kept.
+	if _, err := writeAndWatch(ctx, s, hotClient, "warmup", writes); err != nil {
+		return err
+	}
 	alone, err := writeAndWatch(ctx, s, hotClient, "alone", writes)
 	if err != nil {
 		return err

@@ -148,14 +148,6 @@ func New(cfg Config) (*Controller, error) {
 			return fromUnstructured(u)
 		},
 		readParent: func(ctx context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
-			// The cache may lag behind a change of the parent, which is
-			// safe: a parent's required groups are written with the
-			// parent, and later only by shard admins, and a deleting
-			// parent admits no new Workspace. The server is asked only
-			// when the cache has no copy (a parent created a moment ago).
-			if u, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName); err == nil {
-				return fromUnstructured(u)
-			}
 			c, err := local.For(cluster)
 			if err != nil {
 				return nil, err

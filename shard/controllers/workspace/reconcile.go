@@ -78,8 +78,8 @@ type workspaceReconciler struct {
 	// from the informer cache.
 	getLogicalCluster func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
 	// readParent reads the LogicalCluster of a Workspace's parent, a local
-	// logical cluster, from the informer cache, or from the server when the
-	// cache has none yet.
+	// logical cluster, from the server: what a child inherits (required
+	// groups) must not come from a cache that lags behind.
 	readParent func(ctx context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
 	// lookupType resolves WorkspaceType references.
 	lookupType TypeLookup

@@ -21,6 +21,8 @@ package fairness
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -120,7 +122,19 @@ const (
 func (f *Fairness) listEstimator(ctx context.Context, digest utilflowcontrol.RequestDigest, upstream func() fcrequest.WorkEstimate) func() fcrequest.WorkEstimate {
 	ri := digest.RequestInfo
 	c, ok := logicalcluster.ClusterFrom(ctx)
-	if ri == nil || !ri.IsResourceRequest || ri.Verb != "list" || ri.Name != "" || !ok || c.Wildcard {
+	if ri == nil || !ri.IsResourceRequest || ri.Name != "" || !ok || c.Wildcard {
+		return upstream
+	}
+	switch ri.Verb {
+	case "list":
+	case "watch":
+		// A watch that starts with the current objects (no
+		// resourceVersion, "0", or sendInitialEvents) costs what a list
+		// does while it is set up; others keep upstream's estimate.
+		if !initialEvents(ctx) {
+			return upstream
+		}
+	default:
 		return upstream
 	}
 	return func() fcrequest.WorkEstimate {
@@ -153,3 +167,30 @@ type clusterUser struct {
 }
 
 func (u clusterUser) GetName() string { return u.name }
+
+// initialEventsKey holds, in a watch request's context, whether the watch
+// starts with the current objects.
+type initialEventsKey struct{}
+
+// WithWatchShape records in the context of a watch request whether it
+// starts with the current objects, for the work estimate of Handle, which
+// sees the request's context but not its query. Install it outside the
+// generic handler chain.
+func WithWatchShape(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.RawQuery, "watch") || strings.Contains(r.URL.Path, "/watch/") {
+			q := r.URL.Query()
+			rv := q.Get("resourceVersion")
+			initial := rv == "" || rv == "0" || q.Get("sendInitialEvents") == "true"
+			r = r.WithContext(context.WithValue(r.Context(), initialEventsKey{}, initial))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// initialEvents tells whether the watch request of ctx starts with the
+// current objects; true when unknown.
+func initialEvents(ctx context.Context) bool {
+	v, ok := ctx.Value(initialEventsKey{}).(bool)
+	return !ok || v
+}

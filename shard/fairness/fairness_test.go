@@ -1,6 +1,7 @@
 package fairness
 
 import (
+	"context"
 	"testing"
 
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -60,6 +61,8 @@ func TestListsCostSeatsByTheirClustersObjects(t *testing.T) {
 	upstream := func() fcrequest.WorkEstimate { return fcrequest.WorkEstimate{InitialSeats: 1} }
 	list := &request.RequestInfo{IsResourceRequest: true, Verb: "list", Resource: "configmaps", Namespace: "default"}
 	get := &request.RequestInfo{IsResourceRequest: true, Verb: "get", Resource: "configmaps", Namespace: "default", Name: "x"}
+	watch := &request.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "configmaps", Namespace: "default"}
+	resumed := &request.RequestInfo{IsResourceRequest: true, Verb: "watch", Resource: "configmaps", Namespace: "default"}
 	tests := []struct {
 		name    string
 		cluster logicalcluster.Cluster
@@ -71,10 +74,15 @@ func TestListsCostSeatsByTheirClustersObjects(t *testing.T) {
 		{"list in a small cluster", logicalcluster.Cluster{Name: "small"}, list, 1},
 		{"get in a big cluster", logicalcluster.Cluster{Name: "big"}, get, 1},
 		{"wildcard list", logicalcluster.Cluster{Wildcard: true}, list, 1},
+		{"watch from the current objects", logicalcluster.Cluster{Name: "big"}, watch, 10},
+		{"watch from a resourceVersion", logicalcluster.Cluster{Name: "big"}, resumed, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := logicalcluster.WithCluster(t.Context(), tt.cluster)
+			if tt.info == resumed {
+				ctx = context.WithValue(ctx, initialEventsKey{}, false)
+			}
 			est := f.listEstimator(ctx, utilflowcontrol.RequestDigest{RequestInfo: tt.info}, upstream)
 			if got := est().InitialSeats; got != tt.want {
 				t.Errorf("seats %d, want %d", got, tt.want)

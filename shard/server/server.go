@@ -30,6 +30,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/discovery"
 	"github.com/tessera-dev/tessera/shard/etcd"
+	"github.com/tessera-dev/tessera/shard/fairness"
 	"github.com/tessera-dev/tessera/shard/filters"
 	"github.com/tessera-dev/tessera/shard/storage"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
@@ -202,6 +203,7 @@ func (s *Server) build(ctx context.Context) error {
 		h = filters.WithClusterGuard(h, s.clusterState, c.Codecs)
 		h = s.withVirtualWorkspaces(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, gcfg)
+		h = fairness.WithWatchShape(h)
 		if gcfg.AuditBackend != nil && gcfg.AuditPolicyRuleEvaluator != nil {
 			h = filters.WithAuditAnnotations(h, s.auditTarget)
 		}

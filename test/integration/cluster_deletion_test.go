@@ -67,10 +67,12 @@ func TestDeletingALogicalClusterLeavesNoKeys(t *testing.T) {
 	if len(neighbourAfter) != len(neighbourBefore) {
 		t.Errorf("the neighbour lost keys: %d before, %d after", len(neighbourBefore), len(neighbourAfter))
 	}
-	_, err = kube(t, s, doomed).CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
-	if !apierrors.IsForbidden(err) {
-		t.Errorf("a request to the deleted cluster: %v, want 403", err)
-	}
+	// The shard learns that the cluster is gone from its informers, a moment
+	// after the last key.
+	eventually(t, 10*time.Second, "requests to the deleted cluster to get 403", func(ctx context.Context) (bool, error) {
+		_, err := kube(t, s, doomed).CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		return apierrors.IsForbidden(err), fmt.Errorf("a request to the deleted cluster: %v, want 403", err)
+	})
 }
 
 // TestClusterDeletionUnderConcurrentWrites keeps writing into a logical

@@ -15,13 +15,15 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/value"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+
+	"github.com/tessera-dev/tessera/shard/storage"
 )
 
 // ResourcePrefix is the etcd key prefix, below the storage prefix
 // (/registry), of the custom resources of group/resource in every logical
 // cluster; the storage decorator inserts the cluster after it.
 func ResourcePrefix(resource schema.GroupResource) string {
-	return "/" + resource.Group + "/" + resource.Resource + "/customresources"
+	return storage.CustomResourcePrefix(resource)
 }
 
 // RESTOptionsGetter hands out the storage options of custom resources of

@@ -116,9 +116,14 @@ func bringsClusterIntoBeing(req *http.Request, info *request.RequestInfo) bool {
 
 // writesContent tells whether a request adds or changes content of a
 // cluster: everything but reads, deletions, requests on the LogicalCluster
-// itself (its finalizer is removed when deletion is done) and updates of
-// Workspaces by shard admins (their finalizers are removed when their own
-// logical clusters are gone).
+// itself (its finalizer is removed when deletion is done), updates and
+// patches of existing objects (the controllers of objects with finalizers
+// remove them while the cluster's content is deleted, as they do in a
+// terminating namespace) and updates of Workspaces by shard admins (their
+// finalizers are removed when their own logical clusters are gone).
+// Server-side apply is refused: it may create. The few registries that
+// create on update can still add an object; the deletion reads the
+// cluster's content again before each range delete and finds it.
 func writesContent(req *http.Request, info *request.RequestInfo) bool {
 	if !info.IsResourceRequest {
 		return info.Verb != "get" && info.Verb != "head"
@@ -132,11 +137,16 @@ func writesContent(req *http.Request, info *request.RequestInfo) bool {
 	}
 	// Child workspaces are deleted before their parent's content: the
 	// shard's controllers write their finalizers and status until they are
-	// gone. Nobody else changes them any more, and server-side apply (a
-	// patch that may create) is refused.
+	// gone. Nobody else changes them any more.
 	if info.APIGroup == "tenancy.kcp.io" && info.Resource == "workspaces" && (info.Verb == "update" || info.Verb == "patch") {
 		u, ok := request.UserFrom(req.Context())
 		return !ok || !shardadmin.Is(u) || strings.HasPrefix(req.Header.Get("Content-Type"), "application/apply-patch")
+	}
+	switch info.Verb {
+	case "update":
+		return false
+	case "patch":
+		return strings.HasPrefix(req.Header.Get("Content-Type"), "application/apply-patch")
 	}
 	return true
 }

@@ -122,7 +122,7 @@ func (s *Server) objectLimitPlugin() (namedPlugin, error) {
 			seen := map[string]bool{}
 			all, _ := crds.Lister().List(labels.Everything())
 			for _, crd := range all {
-				p := CustomResourcePrefix(crd.Spec.Group, crd.Spec.Names.Plural)
+				p := storage.CustomResourcePrefix(schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Spec.Names.Plural})
 				if !seen[p] {
 					seen[p] = true
 					prefixes = append(prefixes, p)
@@ -155,7 +155,7 @@ func (s *Server) listCounter(p *objectlimit.Plugin) fairness.ListCounter {
 	return func(cluster logicalcluster.Name, group, resource string) (int64, bool) {
 		prefix, ok := builtins[schema.GroupResource{Group: group, Resource: resource}]
 		if !ok {
-			prefix = CustomResourcePrefix(group, resource)
+			prefix = storage.CustomResourcePrefix(schema.GroupResource{Group: group, Resource: resource})
 		}
 		return p.ResourceCount(prefix, cluster)
 	}

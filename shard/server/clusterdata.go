@@ -1,17 +1,22 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/klog/v2"
 
@@ -22,95 +27,238 @@ import (
 	"github.com/tessera-dev/tessera/shard/storage"
 )
 
-// DeleteClusterData removes every object of a logical cluster from etcd by
-// range deletes, resource by resource: first the custom resources of the
-// cluster's CRDs, then every built-in resource. The cluster's LogicalCluster
-// is left for last: its finalizer is removed by the caller.
+// DeleteClusterData removes every object of a logical cluster except its
+// LogicalCluster, as namespace deletion does for a namespace: finalizers
+// are honoured. It first deletes the cluster's child Workspaces through the
+// API and waits for them. Then, pass after pass, it reads the whole content
+// of the cluster at one etcd revision (re-listing the cluster's CRDs each
+// time). While objects carry finalizers, it deletes those through the API
+// (so they get a deletionTimestamp and their controllers do their cleanup)
+// and waits, returning a WaitError that reports the finalizers; the rest of
+// the content stays, so those controllers keep their CRDs, RBAC and
+// service accounts. Once no finalizer is left, it range-deletes what the
+// pass read, in bounded transactions that each go only if nothing in them
+// changed since the read, and passes again until a pass finds nothing.
 func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.Name) error {
 	if !cluster.IsValid() {
 		return fmt.Errorf("refusing to delete data of invalid logical cluster %q", cluster)
 	}
 	logger := klog.FromContext(ctx).WithValues("cluster", cluster)
-	root := strings.TrimSuffix(s.EtcdPrefix, "/")
 	if err := s.deleteChildWorkspaces(ctx, cluster); err != nil {
 		return err
 	}
-	crdPrefix := root + storage.ResourcePrefix(apiextensionsv1.Resource("customresourcedefinitions")) + "/" + string(cluster) + "/"
-	crds, err := s.etcdClient.Get(ctx, crdPrefix, clientv3.WithPrefix())
-	if err != nil {
-		return fmt.Errorf("listing CRDs of %s: %w", cluster, err)
-	}
-	var prefixes []string
-	seen := map[string]bool{}
-	for _, kv := range crds.Kvs {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := decodeStored(ctx, s, kv.Key, kv.Value, crd); err != nil {
-			logger.Error(err, "Skipping undecodable CRD while deleting cluster data", "key", string(kv.Key))
-			continue
-		}
-		p := root + CustomResourcePrefix(crd.Spec.Group, crd.Spec.Names.Plural) + "/" + string(cluster) + "/"
-		if !seen[p] {
-			seen[p] = true
-			prefixes = append(prefixes, p)
-		}
-	}
-	// Namespaces go first: once they are gone, admission refuses new
-	// namespaced objects, so controllers cannot recreate what follows.
-	nsPrefix := storage.ResourcePrefix(schema.GroupResource{Resource: "namespaces"})
-	prefixes = append([]string{root + nsPrefix + "/" + string(cluster) + "/"}, prefixes...)
-	lcPrefix := storage.ResourcePrefix(corev1alpha1.Resource("logicalclusters"))
-	for _, p := range s.Storage.ResourcePrefixes() {
-		if p == lcPrefix || p == nsPrefix {
-			continue
-		}
-		prefixes = append(prefixes, root+p+"/"+string(cluster)+"/")
-	}
-	// Writes that were admitted before the cluster started deleting may land
-	// while we delete: pass again until a pass finds nothing.
 	var total int64
 	for pass := 1; ; pass++ {
-		deleted, err := s.deletePrefixes(ctx, prefixes)
+		ranges, err := s.contentRanges(ctx, cluster)
 		if err != nil {
 			return err
 		}
+		var held []heldObject
+		scan, err := storage.ScanContent(ctx, s.etcdClient, ranges, func(i int, key, data []byte) error {
+			h, ok, err := s.decodeHeld(ctx, ranges[i].Resource, key, data)
+			if err != nil {
+				// Nothing can remove a finalizer from what cannot be
+				// decoded: it goes with the range deletes.
+				logger.Error(err, "Deleting an undecodable object with the content of a logical cluster", "key", string(key))
+				return nil
+			}
+			if ok {
+				held = append(held, h)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reading the content of %s: %w", cluster, err)
+		}
+		if scan.Keys == 0 {
+			logger.V(2).Info("Deleted the content of a logical cluster", "keys", total, "passes", pass)
+			return nil
+		}
+		if len(held) > 0 {
+			return s.deleteHeld(ctx, cluster, held)
+		}
+		deleted, complete, err := storage.DeleteScanned(ctx, s.etcdClient, scan)
 		total += deleted
-		if deleted == 0 {
-			break
+		if err != nil {
+			return err
 		}
 		if pass == maxDeletionPasses {
-			return fmt.Errorf("objects of logical cluster %s keep appearing after %d passes of deletion", cluster, pass)
+			return fmt.Errorf("the content of logical cluster %s keeps changing after %d passes of deletion", cluster, pass)
 		}
-		time.Sleep(100 * time.Millisecond)
+		if !complete {
+			// Writes admitted before the cluster started deleting may
+			// land meanwhile: read again.
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
-	logger.V(2).Info("Deleted the data of a logical cluster", "keys", total, "prefixes", len(prefixes))
-	return nil
 }
 
-// txnOps is the number of range deletes sent in one etcd transaction
-// (etcd refuses more than 128 operations per transaction by default).
-const txnOps = 100
+// contentRanges returns the key ranges of the content of a logical
+// cluster: namespaces first, then the custom resources of every CRD the
+// cluster has in etcd (found by the CRDs' keys, so a CRD that cannot be
+// decoded, or one created during the deletion, leaves nothing behind), then
+// every other stored resource but LogicalClusters. Values are read where
+// objects with finalizers hold the deletion: everywhere but Workspaces,
+// which deleteChildWorkspaces has dealt with.
+func (s *Server) contentRanges(ctx context.Context, cluster logicalcluster.Name) ([]storage.ContentRange, error) {
+	root := s.EtcdPrefix
+	crdResource := apiextensionsv1.Resource("customresourcedefinitions")
+	crdPrefix := storage.ClusterPrefix(root, s.Storage.PrefixOf(crdResource), cluster)
+	crds, err := s.etcdClient.Get(ctx, crdPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, fmt.Errorf("listing CRDs of %s: %w", cluster, err)
+	}
+	nsResource := schema.GroupResource{Resource: "namespaces"}
+	ranges := []storage.ContentRange{{Resource: nsResource, Prefix: storage.ClusterPrefix(root, s.Storage.PrefixOf(nsResource), cluster), Values: true}}
+	seen := map[string]bool{}
+	for _, kv := range crds.Kvs {
+		name := strings.TrimPrefix(string(kv.Key), crdPrefix)
+		gr, ok := storage.CustomResourceOfCRD(name)
+		if !ok {
+			klog.FromContext(ctx).Info("A CRD key does not name a resource, skipping its custom resources", "key", string(kv.Key))
+			continue
+		}
+		p := storage.ClusterPrefix(root, storage.CustomResourcePrefix(gr), cluster)
+		if !seen[p] {
+			seen[p] = true
+			ranges = append(ranges, storage.ContentRange{Resource: gr, Prefix: p, Values: true})
+		}
+	}
+	stored := s.Storage.StoredResources()
+	prefixes := make([]string, 0, len(stored))
+	for p := range stored {
+		prefixes = append(prefixes, p)
+	}
+	sort.Strings(prefixes)
+	for _, p := range prefixes {
+		gr := stored[p]
+		if gr == corev1alpha1.Resource("logicalclusters") || gr == nsResource {
+			continue
+		}
+		ranges = append(ranges, storage.ContentRange{Resource: gr, Prefix: storage.ClusterPrefix(root, p, cluster), Values: gr != tenancyv1alpha1.Resource("workspaces")})
+	}
+	return ranges, nil
+}
 
-// deletePrefixes range-deletes every prefix, in as few etcd transactions
-// as the operation limit allows, in order, and returns how many keys went.
-func (s *Server) deletePrefixes(ctx context.Context, prefixes []string) (int64, error) {
-	var deleted int64
-	for start := 0; start < len(prefixes); start += txnOps {
-		chunk := prefixes[start:min(start+txnOps, len(prefixes))]
-		ops := make([]clientv3.Op, 0, len(chunk))
-		for _, p := range chunk {
-			ops = append(ops, clientv3.OpDelete(p, clientv3.WithPrefix()))
+// heldObject is an object with finalizers in a deleting logical cluster.
+type heldObject struct {
+	resource   schema.GroupResource
+	apiVersion string
+	namespace  string
+	name       string
+	uid        types.UID
+	finalizers []string
+	deleting   bool
+}
+
+// storedMeta is the part of a stored JSON object deletion looks at.
+type storedMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Metadata   struct {
+		Name              string       `json:"name"`
+		Namespace         string       `json:"namespace"`
+		UID               types.UID    `json:"uid"`
+		Finalizers        []string     `json:"finalizers"`
+		DeletionTimestamp *metav1.Time `json:"deletionTimestamp"`
+	} `json:"metadata"`
+}
+
+// finalizersField is in every JSON object that has metadata.finalizers.
+var finalizersField = []byte(`"finalizers"`)
+
+// decodeHeld decodes the metadata of a stored object and tells whether it
+// has finalizers.
+func (s *Server) decodeHeld(ctx context.Context, resource schema.GroupResource, key, data []byte) (heldObject, bool, error) {
+	plain, _, err := s.Storage.Transformer(resource).TransformFromStorage(ctx, data, value.DefaultContext(key))
+	if err != nil {
+		return heldObject{}, false, fmt.Errorf("decrypting: %w", err)
+	}
+	h := heldObject{resource: resource}
+	if len(plain) > 0 && plain[0] == '{' {
+		if !bytes.Contains(plain, finalizersField) {
+			return heldObject{}, false, nil
 		}
-		resp, err := s.etcdClient.Txn(ctx).Then(ops...).Commit()
+		var m storedMeta
+		if err := json.Unmarshal(plain, &m); err != nil {
+			return heldObject{}, false, err
+		}
+		h.apiVersion, h.namespace, h.name, h.uid = m.APIVersion, m.Metadata.Namespace, m.Metadata.Name, m.Metadata.UID
+		h.finalizers, h.deleting = m.Metadata.Finalizers, m.Metadata.DeletionTimestamp != nil
+	} else {
+		obj, gvk, err := s.Codecs.UniversalDeserializer().Decode(plain, nil, nil)
 		if err != nil {
-			return deleted, fmt.Errorf("deleting %d key ranges from %s: %w", len(chunk), chunk[0], err)
+			return heldObject{}, false, err
 		}
-		for _, r := range resp.Responses {
-			if d := r.GetResponseDeleteRange(); d != nil {
-				deleted += d.Deleted
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return heldObject{}, false, err
+		}
+		h.apiVersion, h.namespace, h.name, h.uid = gvk.GroupVersion().String(), m.GetNamespace(), m.GetName(), m.GetUID()
+		h.finalizers, h.deleting = m.GetFinalizers(), m.GetDeletionTimestamp() != nil
+	}
+	return h, len(h.finalizers) > 0, nil
+}
+
+// heldWait is how long a deleting logical cluster waits for finalizers
+// before it looks again.
+const heldWait = time.Second
+
+// deleteHeld deletes the objects with finalizers that are not being
+// deleted yet through the API, and returns a WaitError that reports what
+// holds the deletion, as kube's namespace controller reports it.
+func (s *Server) deleteHeld(ctx context.Context, cluster logicalcluster.Name, held []heldObject) error {
+	client, err := s.dynamicClients.For(cluster)
+	if err != nil {
+		return err
+	}
+	byFinalizer := map[string]int{}
+	for _, h := range held {
+		for _, f := range h.finalizers {
+			byFinalizer[f]++
+		}
+		if h.deleting {
+			continue
+		}
+		gvr, err := s.servedVersion(cluster, h)
+		if err != nil {
+			return err
+		}
+		opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &h.uid}}
+		err = client.Resource(gvr).Namespace(h.namespace).Delete(ctx, h.name, opts)
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting %s %s/%s: %w", gvr.GroupResource(), h.namespace, h.name, err)
+		}
+	}
+	remaining := make([]string, 0, len(byFinalizer))
+	for f, n := range byFinalizer {
+		remaining = append(remaining, fmt.Sprintf("%s in %d resource instances", f, n))
+	}
+	sort.Strings(remaining)
+	msg := "Some content in the logical cluster has finalizers remaining: " + strings.Join(remaining, ", ")
+	return &logicalclusterdeletion.WaitError{
+		After:            heldWait,
+		Reason:           msg,
+		ConditionReason:  logicalclusterdeletion.FinalizersRemainReason,
+		ConditionMessage: msg,
+	}
+}
+
+// servedVersion returns a version the API serves a held object in: a
+// served version of its CRD, or the version the built-in resource is
+// stored in (the one the object was decoded in).
+func (s *Server) servedVersion(cluster logicalcluster.Name, h heldObject) (schema.GroupVersionResource, error) {
+	if crd, err := s.crds.Lister().Cluster(cluster).Get(h.resource.Resource + "." + h.resource.Group); err == nil {
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				return h.resource.WithVersion(v.Name), nil
 			}
 		}
 	}
-	return deleted, nil
+	gv, err := schema.ParseGroupVersion(h.apiVersion)
+	if err != nil || gv.Group != h.resource.Group {
+		return schema.GroupVersionResource{}, fmt.Errorf("no served version of %s for %s/%s (stored as %q)", h.resource, h.namespace, h.name, h.apiVersion)
+	}
+	return h.resource.WithVersion(gv.Version), nil
 }
 
 // childWorkspaceWait is how long a deleting logical cluster waits for its
@@ -126,7 +274,7 @@ const childWorkspaceWait = 500 * time.Millisecond
 // etcd, not the informer, so that a Workspace created just before the
 // deletion started is not missed.
 func (s *Server) deleteChildWorkspaces(ctx context.Context, cluster logicalcluster.Name) error {
-	prefix := strings.TrimSuffix(s.EtcdPrefix, "/") + storage.ResourcePrefix(tenancyv1alpha1.Resource("workspaces")) + "/" + string(cluster) + "/"
+	prefix := storage.ClusterPrefix(s.EtcdPrefix, s.Storage.PrefixOf(tenancyv1alpha1.Resource("workspaces")), cluster)
 	resp, err := s.etcdClient.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
 		return fmt.Errorf("listing the child workspaces of %s: %w", cluster, err)
@@ -166,20 +314,3 @@ func (s *Server) deleteChildWorkspaces(ctx context.Context, cluster logicalclust
 // maxDeletionPasses bounds the passes of DeleteClusterData; the caller
 // retries with backoff.
 const maxDeletionPasses = 10
-
-// CustomResourcePrefix is the etcd prefix of the custom resources of a
-// cluster-local CRD, below the storage prefix; the cluster follows it.
-func CustomResourcePrefix(group, resource string) string {
-	return "/" + group + "/" + resource + "/customresources"
-}
-
-// decodeStored decodes a CRD as stored in etcd under key (protobuf or JSON,
-// encrypted if --encryption-provider-config says so).
-func decodeStored(ctx context.Context, s *Server, key, data []byte, into *apiextensionsv1.CustomResourceDefinition) error {
-	plain, _, err := s.Storage.Transformer(apiextensionsv1.Resource("customresourcedefinitions")).TransformFromStorage(ctx, data, value.DefaultContext(key))
-	if err != nil {
-		return fmt.Errorf("decrypting: %w", err)
-	}
-	_, _, err = s.Codecs.UniversalDeserializer().Decode(plain, nil, into)
-	return err
-}

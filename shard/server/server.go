@@ -48,6 +48,7 @@ type Server struct {
 	logicalClusters informers.Informer[*unstructured.Unstructured]
 	crds            informers.Informer[*apiextensionsv1.CustomResourceDefinition]
 	kcpClients      *clusters.KCPClusterClientset
+	dynamicClients  *clusters.DynamicClusterClient
 	customResources *customresources.Handler
 	sharedEtcd      *customresources.SharedEtcd
 	discovery       *discovery.Handler
@@ -107,6 +108,9 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	if s.kcpClients, err = clusters.NewKCPForConfig(gc.LoopbackClientConfig); err != nil {
+		return err
+	}
+	if s.dynamicClients, err = clusters.NewDynamicForConfig(gc.LoopbackClientConfig); err != nil {
 		return err
 	}
 

@@ -40,7 +40,7 @@ type RESTOptionsGetter struct {
 	Transformers value.ResourceTransformers
 
 	mu     sync.Mutex
-	served map[string]bool
+	served map[string]schema.GroupResource
 }
 
 var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
@@ -77,9 +77,9 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	prefix := g.prefix(resource)
 	g.mu.Lock()
 	if g.served == nil {
-		g.served = map[string]bool{}
+		g.served = map[string]schema.GroupResource{}
 	}
-	g.served[prefix] = true
+	g.served[prefix] = resource
 	g.mu.Unlock()
 	cfg := g.Backend.ForResource(resource)
 	cfg.Codec = codec
@@ -103,6 +103,18 @@ func (g *RESTOptionsGetter) Transformer(resource schema.GroupResource) value.Tra
 	return g.Transformers.TransformerForResource(resource)
 }
 
+// StoredResources returns the resource of every store built so far, by
+// resource prefix.
+func (g *RESTOptionsGetter) StoredResources() map[string]schema.GroupResource {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]schema.GroupResource, len(g.served))
+	for p, r := range g.served {
+		out[p] = r
+	}
+	return out
+}
+
 // ResourcePrefixes returns the resource prefixes of every store built so far.
 func (g *RESTOptionsGetter) ResourcePrefixes() []string {
 	g.mu.Lock()
@@ -113,6 +125,12 @@ func (g *RESTOptionsGetter) ResourcePrefixes() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// PrefixOf returns the resource prefix of resource, below the storage
+// prefix.
+func (g *RESTOptionsGetter) PrefixOf(resource schema.GroupResource) string {
+	return g.prefix(resource)
 }
 
 func (g *RESTOptionsGetter) prefix(resource schema.GroupResource) string {

@@ -54,8 +54,12 @@ func clusterKeys(ctx context.Context, client *clientv3.Client, cluster logicalcl
 }
 
 // TestLogicalClusterDeletion deletes a logical cluster with content of
-// every kind and checks that nothing of it is left in etcd, and that a
-// logical cluster with the same content is untouched.
+// every kind, some of it with finalizers, and checks that the deletion
+// waits for the finalizers (reporting them, keeping the rest of the content
+// for the controllers that remove them), that nothing of the cluster is
+// left in etcd afterwards, not even the custom resources of a CRD that
+// cannot be decoded, and that a logical cluster with the same content is
+// untouched.
 func TestLogicalClusterDeletion(t *testing.T) {
 	s := framework.StartShard(t)
 	x, y := logicalcluster.Name("lc-deletion-x"), logicalcluster.Name("lc-deletion-y")
@@ -70,7 +74,8 @@ func TestLogicalClusterDeletion(t *testing.T) {
 		if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		// A finalizer that no controller removes does not hold the deletion.
+		// Finalizers hold the deletion until a controller, here the test,
+		// removes them.
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "team", Finalizers: []string{"example.com/hold"}}}
 		if _, err := client.CoreV1().ConfigMaps("team").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -85,7 +90,7 @@ func TestLogicalClusterDeletion(t *testing.T) {
 			_, err := countObjects(ctx, dyn, gadgets)
 			return err == nil, err
 		})
-		createObject(t, dyn, gadgets, "Gadget", "team", "g")
+		createObject(t, dyn, gadgets, "Gadget", "team", "g", "example.com/gadget-cleanup")
 	}
 
 	etcd := shardEtcd(t, s)
@@ -102,6 +107,17 @@ func TestLogicalClusterDeletion(t *testing.T) {
 		if !slices.ContainsFunc(keysOf(x), func(k string) bool { return strings.Contains(k, want) }) {
 			t.Fatalf("no key with %s for cluster %s in etcd: %v", want, x, keysOf(x))
 		}
+	}
+
+	// A CRD that cannot be decoded, with a custom resource: both go with
+	// the cluster, found by the CRD's key.
+	brokenCRD := "/registry/apiextensions.k8s.io/customresourcedefinitions/" + string(x) + "/widgets.broken.example.org"
+	brokenCR := "/registry/broken.example.org/widgets/customresources/" + string(x) + "/team/w"
+	if _, err := etcd.Put(ctx, brokenCRD, "not a CRD"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := etcd.Put(ctx, brokenCR, `{"apiVersion":"broken.example.org/v1","kind":"Widget","metadata":{"name":"w","namespace":"team"}}`); err != nil {
+		t.Fatal(err)
 	}
 
 	// Another finalizer keeps the LogicalCluster after its content is gone,
@@ -121,6 +137,57 @@ func TestLogicalClusterDeletion(t *testing.T) {
 	}
 	if err := lcs.Delete(ctx, "cluster", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+
+	// The objects with finalizers are deleted through the API and hold the
+	// deletion; the LogicalCluster says so, and the rest of the content,
+	// e.g. the CRD their controller needs, is still there.
+	xClient, xDyn := kube(t, s, x), dynamicFor(t, s, x)
+	eventually(t, crdControllerTimeout, "the deletion of "+string(x)+" to wait for finalizers", func(ctx context.Context) (bool, error) {
+		lc, err := lcs.Get(ctx, "cluster", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		conditions, _, _ := unstructured.NestedSlice(lc.Object, "status", "conditions")
+		var reported bool
+		for _, c := range conditions {
+			cond, _ := c.(map[string]any)
+			msg, _ := cond["message"].(string)
+			reported = reported || cond["type"] == "WorkspaceContentDeleted" && cond["status"] == "False" && cond["reason"] == "SomeFinalizersRemain" &&
+				strings.Contains(msg, "example.com/hold in 1 resource instances") && strings.Contains(msg, "example.com/gadget-cleanup in 1 resource instances")
+		}
+		if !reported {
+			return false, nil
+		}
+		cm, err := xClient.CoreV1().ConfigMaps("team").Get(ctx, "cm", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		g, err := xDyn.Resource(gadgets).Namespace("team").Get(ctx, "g", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return cm.DeletionTimestamp != nil && g.GetDeletionTimestamp() != nil, nil
+	})
+	if _, err := xClient.CoreV1().Secrets("team").Get(ctx, "s", metav1.GetOptions{}); err != nil {
+		t.Errorf("secret of %s while finalizers hold its deletion: %v", x, err)
+	}
+	if _, err := xClient.CoreV1().ConfigMaps("team").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "new"}}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("creating a configmap in deleting cluster %s: err = %v, want Forbidden", x, err)
+	}
+
+	// The controllers remove their finalizers, with an update and a patch,
+	// as they would in a terminating namespace.
+	cm, err := xClient.CoreV1().ConfigMaps("team").Get(ctx, "cm", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm.Finalizers = nil
+	if _, err := xClient.CoreV1().ConfigMaps("team").Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("removing the finalizer of a configmap in deleting cluster %s: %v", x, err)
+	}
+	if _, err := xDyn.Resource(gadgets).Namespace("team").Patch(ctx, "g", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("removing the finalizer of a gadget in deleting cluster %s: %v", x, err)
 	}
 
 	eventually(t, crdControllerTimeout, "the content of "+string(x)+" to be deleted", func(ctx context.Context) (bool, error) {

@@ -5,10 +5,13 @@
 // The shard's registry puts the finalizer core.kcp.io/logicalcluster-deletion
 // on every LogicalCluster. When the LogicalCluster "cluster" of a logical
 // cluster X gets a deletionTimestamp, this controller calls
-// DeleteClusterData(X), which removes every object of X from storage by range
-// deletes resource by resource, except the LogicalCluster itself. Then it
-// removes the finalizer, and the LogicalCluster goes away as the last object
-// of X. If other finalizers remain on the LogicalCluster, it first sets the
+// DeleteClusterData(X), which removes every object of X except the
+// LogicalCluster itself, honouring finalizers: while objects with
+// finalizers remain it deletes them through the API and returns a WaitError
+// whose condition reason (FinalizersRemainReason) and message this
+// controller writes into a False WorkspaceContentDeleted condition; once
+// none remain it range-deletes the rest. Then it removes the finalizer, and
+// the LogicalCluster goes away as the last object of X. If other finalizers remain on the LogicalCluster, it first sets the
 // conditions WorkspaceContentDeleted and WorkspaceDeletionContentSuccess to
 // True. A failed deletion sets WorkspaceDeletionContentSuccess=False (reason
 // DeletionFailed) with the error and is retried with backoff; every step is
@@ -20,12 +23,12 @@
 //
 // # Wiring in the shard
 //
-// The shard implements DeleteClusterData, since only it knows the etcd
-// layout: every built-in resource prefix /registry/<prefix>/<cluster>/, and
+// The shard implements DeleteClusterData (Server.DeleteClusterData in
+// shard/server) with the etcd layout of shard/storage: every built-in
+// resource prefix /registry/<prefix>/<cluster>/, and
 // /registry/<group>/<resource>/customresources/<cluster>/ for the custom
 // resources of the cluster's CRDs, but not
-// /registry/core.kcp.io/logicalclusters/<cluster>/ (Server.DeleteClusterData
-// in shard/server does this). The controller watches LogicalClusters
+// /registry/core.kcp.io/logicalclusters/<cluster>/. The controller watches LogicalClusters
 // through the factory's unstructured ForResource informer of
 // core.kcp.io/v1alpha1 logicalclusters (shared with the shard's own use of
 // it), so the factory's Clients must include Dynamic, and New must run

@@ -33,12 +33,22 @@ const conflictRetryInterval = time.Second
 // its LogicalCluster is left.
 type DeleteClusterDataFunc func(ctx context.Context, cluster logicalcluster.Name) error
 
+// FinalizersRemainReason is the reason of a False WorkspaceContentDeleted
+// condition while objects with finalizers hold the deletion, as kube's
+// namespace controller says it.
+const FinalizersRemainReason = "SomeFinalizersRemain"
+
 // WaitError is returned by a DeleteClusterDataFunc that cannot go on yet,
-// e.g. while child workspaces are still being deleted. The cluster is tried
-// again after After (or on an event); it is not a failure.
+// e.g. while child workspaces are still being deleted or finalizers remain.
+// The cluster is tried again after After (or on an event); it is not a
+// failure.
 type WaitError struct {
 	After  time.Duration
 	Reason string
+	// ConditionReason and ConditionMessage, when set, are reported on the
+	// LogicalCluster as a False WorkspaceContentDeleted condition.
+	ConditionReason  string
+	ConditionMessage string
 }
 
 func (e *WaitError) Error() string { return "waiting: " + e.Reason }
@@ -80,6 +90,11 @@ func (d *deleter) reconcile(ctx context.Context, key reconciler.Key) (reconciler
 		var wait *WaitError
 		if errors.As(err, &wait) {
 			logger.V(2).Info("Waiting before deleting the content of the logical cluster", "reason", wait.Reason)
+			if wait.ConditionReason != "" {
+				if err := d.reportWait(ctx, key.Cluster, cached, wait); err != nil {
+					return reconciler.Result{}, err
+				}
+			}
 			return reconciler.Result{RequeueAfter: wait.After}, nil
 		}
 		err = fmt.Errorf("deleting the content of logical cluster %s: %w", key.Cluster, err)
@@ -117,6 +132,21 @@ func (d *deleter) reconcile(ctx context.Context, key reconciler.Key) (reconciler
 	}
 	logger.Info("Deleted logical cluster content, released its LogicalCluster", "finalizersLeft", len(lc.Finalizers))
 	return reconciler.Result{}, nil
+}
+
+// reportWait says on the LogicalCluster what its deletion waits for, unless
+// it says so already.
+func (d *deleter) reportWait(ctx context.Context, cluster logicalcluster.Name, cached *corev1alpha1.LogicalCluster, wait *WaitError) error {
+	if c := conditionsv1alpha1.Get(cached, corev1alpha1.WorkspaceContentDeleted); c != nil && c.Status == "False" && c.Reason == wait.ConditionReason && c.Message == wait.ConditionMessage {
+		return nil
+	}
+	lc := cached.DeepCopy()
+	conditionsv1alpha1.MarkFalse(lc, corev1alpha1.WorkspaceContentDeleted, wait.ConditionReason, conditionsv1alpha1.ConditionSeverityInfo, "%s", wait.ConditionMessage)
+	_, err := d.writeStatus(ctx, cluster, cached, lc)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	return nil
 }
 
 // writeOutcome tells whether a reconcile ends after a write that returned

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/admission"
@@ -12,6 +13,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/admission/objectlimit"
+	"github.com/tessera-dev/tessera/shard/admission/policies"
 	"github.com/tessera-dev/tessera/shard/admission/resourcequota"
 	"github.com/tessera-dev/tessera/shard/admission/webhooks"
 	quotactrl "github.com/tessera-dev/tessera/shard/controllers/resourcequota"
@@ -72,10 +74,53 @@ func (s *Server) webhookPlugins() ([]namedPlugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	dyn, err := clusters.NewDynamicForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("admission policy clients: %w", err)
+	}
+	vap, err := policies.New(policies.Dependencies{
+		Policies:     s.Informers.ValidatingAdmissionPolicies(),
+		Bindings:     s.Informers.ValidatingAdmissionPolicyBindings(),
+		Namespaces:   s.Informers.Namespaces(),
+		Clients:      clients,
+		Params:       dyn,
+		ResolveParam: s.resolveParamKind,
+		Authorizer:   gc.Authorization.Authorizer,
+	})
+	if err != nil {
+		return nil, err
+	}
 	return []namedPlugin{
 		{webhooks.MutatingPluginName, mutating},
+		{policies.PluginName, vap},
 		{webhooks.ValidatingPluginName, validating},
 	}, nil
+}
+
+// resolveParamKind returns the resource and scope of the kind a policy
+// takes its params from in a logical cluster: a built-in kind, or one of
+// the cluster's CRDs that serves the version.
+func (s *Server) resolveParamKind(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error) {
+	for _, r := range builtin.Resources() {
+		if r.GroupVersion == gvk.GroupVersion() && r.Kind == gvk.Kind {
+			return r.GroupVersion.WithResource(r.Resource), r.Namespaced, nil
+		}
+	}
+	crds, err := s.crds.Lister().Cluster(cluster).List(labels.Everything())
+	if err != nil {
+		return schema.GroupVersionResource{}, false, err
+	}
+	for _, crd := range crds {
+		if crd.Spec.Group != gvk.Group || crd.Spec.Names.Kind != gvk.Kind {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Name == gvk.Version && v.Served {
+				return schema.GroupVersionResource{Group: gvk.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, nil
+			}
+		}
+	}
+	return schema.GroupVersionResource{}, false, fmt.Errorf("no resource of kind %s is served in logical cluster %s", gvk, cluster)
 }
 
 // quotaPlugin returns the ResourceQuota admission plugin of the shard, and

@@ -135,6 +135,24 @@ func (f *SharedInformerFactory) MutatingWebhookConfigurations() Informer[*admiss
 		})
 }
 
+// ValidatingAdmissionPolicies returns the informer of
+// admissionregistration.k8s.io/v1 validatingadmissionpolicies.
+func (f *SharedInformerFactory) ValidatingAdmissionPolicies() Informer[*admissionregistrationv1.ValidatingAdmissionPolicy] {
+	return typedInformer(f, admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies"), admissionregistrationv1.Resource("validatingadmissionpolicy"), &admissionregistrationv1.ValidatingAdmissionPolicy{},
+		func() listWatcher[*admissionregistrationv1.ValidatingAdmissionPolicyList] {
+			return f.kubernetes("validatingadmissionpolicies").AdmissionregistrationV1().ValidatingAdmissionPolicies()
+		})
+}
+
+// ValidatingAdmissionPolicyBindings returns the informer of
+// admissionregistration.k8s.io/v1 validatingadmissionpolicybindings.
+func (f *SharedInformerFactory) ValidatingAdmissionPolicyBindings() Informer[*admissionregistrationv1.ValidatingAdmissionPolicyBinding] {
+	return typedInformer(f, admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"), admissionregistrationv1.Resource("validatingadmissionpolicybinding"), &admissionregistrationv1.ValidatingAdmissionPolicyBinding{},
+		func() listWatcher[*admissionregistrationv1.ValidatingAdmissionPolicyBindingList] {
+			return f.kubernetes("validatingadmissionpolicybindings").AdmissionregistrationV1().ValidatingAdmissionPolicyBindings()
+		})
+}
+
 // ValidatingWebhookConfigurations returns the informer of
 // admissionregistration.k8s.io/v1 validatingwebhookconfigurations.
 func (f *SharedInformerFactory) ValidatingWebhookConfigurations() Informer[*admissionregistrationv1.ValidatingWebhookConfiguration] {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
+	"github.com/tessera-dev/tessera/shard/registry/admissionregistration/policies"
 	"github.com/tessera-dev/tessera/shard/registry/admissionregistration/webhookconfigurations"
 	"github.com/tessera-dev/tessera/shard/registry/certificates/certificatesigningrequests"
 	"github.com/tessera-dev/tessera/shard/registry/coordination/leases"
@@ -83,6 +84,10 @@ func Resources() []Resource {
 			single("mutatingwebhookconfigurations", webhookconfigurations.NewMutatingREST)),
 		own(admissionregistrationv1.SchemeGroupVersion, "validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false,
 			single("validatingwebhookconfigurations", webhookconfigurations.NewValidatingREST)),
+		own(admissionregistrationv1.SchemeGroupVersion, "validatingadmissionpolicies", "ValidatingAdmissionPolicy", false,
+			withStatus("validatingadmissionpolicies", policies.NewPolicyREST)),
+		own(admissionregistrationv1.SchemeGroupVersion, "validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", false,
+			single("validatingadmissionpolicybindings", policies.NewBindingREST)),
 		own(certificatesv1.SchemeGroupVersion, "certificatesigningrequests", "CertificateSigningRequest", false, csrStorage),
 		own(coordinationv1.SchemeGroupVersion, "leases", "Lease", true, single("leases", leases.NewREST)),
 		own(flowcontrolv1.SchemeGroupVersion, "flowschemas", "FlowSchema", false, withStatus("flowschemas", flowcontrol.NewFlowSchemaREST)),
@@ -122,6 +127,7 @@ func schemeAdders() []schemeAdder {
 		{"resourcequotas", resourcequotas.AddToScheme},
 		{"serviceaccounts", serviceaccounts.AddToScheme},
 		{"webhook configurations", webhookconfigurations.AddToScheme},
+		{"admission policies", policies.AddToScheme},
 		{"certificatesigningrequests", certificatesigningrequests.AddToScheme},
 		{"leases", leases.AddToScheme},
 		{"flowcontrol", flowcontrol.AddToScheme},

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/registry/admissionregistration/policies"
 )
 
 // restOptionsGetter is the simplest RESTOptionsGetter a server could use:
@@ -152,6 +154,7 @@ func testWiring(t *testing.T, s *server) {
 		"resourcequotas":              {"status"},
 		"certificatesigningrequests":  {"status", "approval"},
 		"flowschemas":                 {"status"},
+		"validatingadmissionpolicies": {"status"},
 		"prioritylevelconfigurations": {"status"},
 	}
 	wantShortNames := map[string][]string{
@@ -184,7 +187,7 @@ func testWiring(t *testing.T, s *server) {
 			if got, want := shortNames.ShortNames(), wantShortNames[r.Resource]; fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("short names %v, want %v", got, want)
 			}
-			if singular, ok := st.(rest.SingularNameProvider); !ok || singular.GetSingularName()+"s" != r.Resource {
+			if singular, ok := st.(rest.SingularNameProvider); !ok || (singular.GetSingularName()+"s" != r.Resource && strings.TrimSuffix(singular.GetSingularName(), "y")+"ies" != r.Resource) {
 				t.Errorf("singular name of %s", r.Resource)
 			}
 			for _, iface := range []struct {
@@ -267,6 +270,22 @@ func fixture(t *testing.T, r Resource, name, ns string) runtime.Object {
 		}}
 	case coordinationv1.SchemeGroupVersion.WithResource("leases"):
 		return &coordinationv1.Lease{ObjectMeta: meta, Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("me"), LeaseDurationSeconds: ptr.To[int32](15)}}
+	case admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies"):
+		p := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: meta, Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "object.metadata.name != 'forbidden'"}},
+		}}
+		policies.SetPolicyDefaults(p) // as decoding does
+		return p
+	case admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"):
+		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: meta, Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: "p", ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		}}
 	case flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas"):
 		return &flowcontrolv1.FlowSchema{ObjectMeta: meta, Spec: flowcontrolv1.FlowSchemaSpec{
 			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "crud"},

@@ -1,0 +1,279 @@
+package policies
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/dynamic"
+	clientgoinformers "k8s.io/client-go/informers"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/lru"
+
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// PluginName is the name of the plugin in the shard's admission chain, as
+// in kube-apiserver.
+const PluginName = "ValidatingAdmissionPolicy"
+
+// DefaultMaxCompiled bounds the compiled policies kept when
+// Dependencies.MaxCompiled is zero.
+const DefaultMaxCompiled = 1024
+
+// paramTimeout bounds the read of a param, as upstream's direct reads.
+const paramTimeout = time.Second
+
+// excluded are the resources no policy sees: reviews are answered, not
+// stored, and policies must not lock a cluster out of its own policies.
+var excluded = sets.New(
+	authenticationv1.Resource("tokenreviews"),
+	authenticationv1.Resource("selfsubjectreviews"),
+	authorizationv1.Resource("subjectaccessreviews"),
+	authorizationv1.Resource("localsubjectaccessreviews"),
+	authorizationv1.Resource("selfsubjectaccessreviews"),
+	authorizationv1.Resource("selfsubjectrulesreviews"),
+	admissionregistrationv1.Resource("validatingadmissionpolicies"),
+	admissionregistrationv1.Resource("validatingadmissionpolicybindings"),
+	admissionregistrationv1.Resource("mutatingadmissionpolicies"),
+	admissionregistrationv1.Resource("mutatingadmissionpolicybindings"),
+)
+
+// ParamResolver tells the resource and scope of a param kind in a logical
+// cluster (built-in kinds, or the cluster's CRDs), or an error if the
+// cluster serves no such kind.
+type ParamResolver func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error)
+
+// Dependencies are what the plugin reads.
+type Dependencies struct {
+	Policies   informers.Informer[*admissionregistrationv1.ValidatingAdmissionPolicy]
+	Bindings   informers.Informer[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]
+	Namespaces informers.Informer[*corev1.Namespace]
+	// Clients look up namespaces the informer has not seen yet.
+	Clients *clusters.ClusterClientset
+	// Params reads params.
+	Params       *clusters.DynamicClusterClient
+	ResolveParam ParamResolver
+	// Authorizer answers the authorizer variable of expressions.
+	Authorizer authorizer.Authorizer
+	// MaxCompiled bounds the compiled policies kept; zero means
+	// DefaultMaxCompiled.
+	MaxCompiled int
+}
+
+// Validating is the ValidatingAdmissionPolicy plugin of a shard.
+type Validating struct {
+	*admission.Handler
+	deps     Dependencies
+	compiled *lru.Cache
+}
+
+var (
+	_ admission.ValidationInterface      = &Validating{}
+	_ admission.InitializationValidator = &Validating{}
+)
+
+// New returns the plugin.
+func New(deps Dependencies) (*Validating, error) {
+	if deps.Clients == nil || deps.Params == nil || deps.ResolveParam == nil || deps.Authorizer == nil {
+		return nil, fmt.Errorf("%s: every dependency is required", PluginName)
+	}
+	n := deps.MaxCompiled
+	if n <= 0 {
+		n = DefaultMaxCompiled
+	}
+	return &Validating{
+		Handler:  admission.NewHandler(admission.Connect, admission.Create, admission.Delete, admission.Update),
+		deps:     deps,
+		compiled: lru.New(n),
+	}, nil
+}
+
+// ValidateInitialization implements admission.InitializationValidator.
+func (v *Validating) ValidateInitialization() error { return nil }
+
+// compiledKey names a compiled policy: the same UID and generation is the
+// same spec.
+type compiledKey struct {
+	uid        types.UID
+	generation int64
+}
+
+// evaluator returns the compiled policy, compiling it on first use.
+func (v *Validating) evaluator(p *admissionregistrationv1.ValidatingAdmissionPolicy) validating.Validator {
+	key := compiledKey{p.UID, p.Generation}
+	if e, ok := v.compiled.Get(key); ok {
+		return e.(validating.Validator)
+	}
+	e := compile(p)
+	v.compiled.Add(key, e)
+	return e
+}
+
+// Validate runs the policies of the request's logical cluster.
+func (v *Validating) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	cluster, ok := logicalcluster.ClusterFrom(ctx)
+	if !ok || cluster.Wildcard || excluded.Has(a.GetResource().GroupResource()) {
+		return nil
+	}
+	if !v.deps.Policies.Informer().HasSynced() || !v.deps.Bindings.Informer().HasSynced() {
+		return admission.NewForbidden(a, fmt.Errorf("not yet ready to handle request"))
+	}
+	policies, err := v.deps.Policies.Lister().Cluster(cluster.Name).List(labels.Everything())
+	if err != nil || len(policies) == 0 {
+		return err
+	}
+	bindings, err := v.deps.Bindings.Lister().Cluster(cluster.Name).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	byPolicy := map[string][]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	for _, b := range bindings {
+		byPolicy[b.Spec.PolicyName] = append(byPolicy[b.Spec.PolicyName], b)
+	}
+	hooks := make([]validating.PolicyHook, 0, len(policies))
+	for _, p := range policies {
+		bs := byPolicy[p.Name]
+		if len(bs) == 0 {
+			continue
+		}
+		hook := validating.PolicyHook{Policy: p, Bindings: bs, Evaluator: v.evaluator(p)}
+		if pk := p.Spec.ParamKind; pk != nil {
+			hook.ParamInformer, hook.ParamScope, hook.ConfigurationError = v.params(cluster.Name, pk)
+		}
+		hooks = append(hooks, hook)
+	}
+	if len(hooks) == 0 {
+		return nil
+	}
+	client, err := v.deps.Clients.For(cluster.Name)
+	if err != nil {
+		return err
+	}
+	matcher := matching.NewMatcher(v.deps.Namespaces.Lister().Cluster(cluster.Name), client)
+	return validating.NewDispatcher(v.deps.Authorizer, generic.NewPolicyMatcher(matcher)).Dispatch(ctx, a, o, hooks)
+}
+
+// params returns a live reader of the params of kind pk in cluster, and
+// their scope.
+func (v *Validating) params(cluster logicalcluster.Name, pk *admissionregistrationv1.ParamKind) (clientgoinformers.GenericInformer, meta.RESTScope, error) {
+	gv, err := schema.ParseGroupVersion(pk.APIVersion)
+	if err != nil {
+		return nil, nil, fmt.Errorf("paramKind %s: %w", pk.APIVersion, err)
+	}
+	gvk := gv.WithKind(pk.Kind)
+	gvr, namespaced, err := v.deps.ResolveParam(cluster, gvk)
+	if err != nil {
+		return nil, nil, fmt.Errorf("failed to find resource referenced by paramKind: '%v': %w", gvk, err)
+	}
+	client, err := v.deps.Params.For(cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	scope := meta.RESTScopeRoot
+	if namespaced {
+		scope = meta.RESTScopeNamespace
+	}
+	return liveParams{client: client.Resource(gvr), gvk: gvk}, scope, nil
+}
+
+// liveParams is the informer upstream's dispatcher reads params from,
+// reading them from the API when asked instead of keeping a cache of the
+// kind in every logical cluster.
+type liveParams struct {
+	client    dynamic.NamespaceableResourceInterface
+	gvk       schema.GroupVersionKind
+	namespace string
+}
+
+var _ clientgoinformers.GenericInformer = liveParams{}
+
+func (p liveParams) Informer() cache.SharedIndexInformer { return syncedInformer{} }
+func (p liveParams) Lister() cache.GenericLister        { return p }
+
+// ByNamespace implements cache.GenericLister.
+func (p liveParams) ByNamespace(namespace string) cache.GenericNamespaceLister {
+	p.namespace = namespace
+	return p
+}
+
+func (p liveParams) resource() dynamic.ResourceInterface {
+	if p.namespace == "" {
+		return p.client
+	}
+	return p.client.Namespace(p.namespace)
+}
+
+// Get implements cache.GenericLister.
+func (p liveParams) Get(name string) (runtime.Object, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), paramTimeout)
+	defer cancel()
+	u, err := p.resource().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return p.asInformerObject(u)
+}
+
+// List implements cache.GenericLister.
+func (p liveParams) List(selector labels.Selector) ([]runtime.Object, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), paramTimeout)
+	defer cancel()
+	list, err := p.resource().List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runtime.Object, 0, len(list.Items))
+	for i := range list.Items {
+		obj, err := p.asInformerObject(&list.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// asInformerObject makes a param look as an informer would hand it to
+// upstream's plugin: typed for the kinds client-go knows, unstructured
+// otherwise, without type meta.
+func (p liveParams) asInformerObject(u *unstructured.Unstructured) (runtime.Object, error) {
+	typed, err := clientgoscheme.Scheme.New(p.gvk)
+	if err != nil {
+		u = u.DeepCopy()
+		u.SetAPIVersion("")
+		u.SetKind("")
+		return u, nil
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+		return nil, fmt.Errorf("converting param %s: %w", u.GetName(), err)
+	}
+	typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return typed, nil
+}
+
+// syncedInformer is an informer that has always synced; upstream's
+// dispatcher only asks it that.
+type syncedInformer struct{ cache.SharedIndexInformer }
+
+func (syncedInformer) HasSynced() bool { return true }

@@ -89,7 +89,7 @@ type Validating struct {
 }
 
 var (
-	_ admission.ValidationInterface      = &Validating{}
+	_ admission.ValidationInterface     = &Validating{}
 	_ admission.InitializationValidator = &Validating{}
 )
 
@@ -209,7 +209,7 @@ type liveParams struct {
 var _ clientgoinformers.GenericInformer = liveParams{}
 
 func (p liveParams) Informer() cache.SharedIndexInformer { return syncedInformer{} }
-func (p liveParams) Lister() cache.GenericLister        { return p }
+func (p liveParams) Lister() cache.GenericLister         { return p }
 
 // ByNamespace implements cache.GenericLister.
 func (p liveParams) ByNamespace(namespace string) cache.GenericNamespaceLister {

@@ -165,3 +165,10 @@ func ageColumn() apiextensionsv1.CustomResourceColumnDefinition {
 		Name: "Age", Type: "date", Description: metav1.ObjectMeta{}.SwaggerDoc()["creationTimestamp"], JSONPath: ".metadata.creationTimestamp",
 	}
 }
+
+// TypeConverter returns the type converter server-side apply uses for crd,
+// for the mutating admission policies that apply configurations to its
+// objects.
+func TypeConverter(logger klog.Logger, crd *apiextensionsv1.CustomResourceDefinition) (managedfields.TypeConverter, error) {
+	return typeConverter(logger, crd)
+}

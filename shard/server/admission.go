@@ -3,12 +3,18 @@ package server
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	openapibuilder3 "k8s.io/kube-openapi/pkg/builder3"
+	openapiutil "k8s.io/kube-openapi/pkg/util"
+	"k8s.io/utils/lru"
 
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -17,6 +23,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/admission/resourcequota"
 	"github.com/tessera-dev/tessera/shard/admission/webhooks"
 	quotactrl "github.com/tessera-dev/tessera/shard/controllers/resourcequota"
+	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/fairness"
 	"github.com/tessera-dev/tessera/shard/registry/builtin"
 	"github.com/tessera-dev/tessera/shard/storage"
@@ -78,7 +85,7 @@ func (s *Server) webhookPlugins() ([]namedPlugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admission policy clients: %w", err)
 	}
-	vap, err := policies.New(policies.Dependencies{
+	vapDeps := policies.Dependencies{
 		Policies:     s.Informers.ValidatingAdmissionPolicies(),
 		Bindings:     s.Informers.ValidatingAdmissionPolicyBindings(),
 		Namespaces:   s.Informers.Namespaces(),
@@ -86,15 +93,92 @@ func (s *Server) webhookPlugins() ([]namedPlugin, error) {
 		Params:       dyn,
 		ResolveParam: s.resolveParamKind,
 		Authorizer:   gc.Authorization.Authorizer,
+	}
+	vap, err := policies.New(vapDeps)
+	if err != nil {
+		return nil, err
+	}
+	mapPlugin, err := policies.NewMutating(policies.MutatingDependencies{
+		Dependencies:   vapDeps,
+		Policies:       s.Informers.MutatingAdmissionPolicies(),
+		Bindings:       s.Informers.MutatingAdmissionPolicyBindings(),
+		TypeConverters: s.typeConverters(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return []namedPlugin{
+		{policies.MutatingPluginName, mapPlugin},
 		{webhooks.MutatingPluginName, mutating},
 		{policies.PluginName, vap},
 		{webhooks.ValidatingPluginName, validating},
 	}, nil
+}
+
+// typeConverters returns the type converters mutating admission policies
+// apply configurations with: one for the built-in kinds, built from the
+// shard's OpenAPI definitions on first use, and one per CRD (of the
+// cluster's CRDs, by group and kind), kept in a bounded cache by the CRD's
+// UID and resourceVersion.
+func (s *Server) typeConverters() policies.TypeConverterFunc {
+	var (
+		once      sync.Once
+		static    managedfields.TypeConverter
+		staticErr error
+		builtins  = map[schema.GroupVersionKind]bool{}
+		crdCache  = lru.New(256)
+	)
+	for _, r := range builtin.Resources() {
+		builtins[r.GroupVersion.WithKind(r.Kind)] = true
+	}
+	logger := klog.Background().WithName("mutating-admission-policy")
+	return func(cluster logicalcluster.Name, gvk schema.GroupVersionKind) managedfields.TypeConverter {
+		if builtins[gvk] {
+			once.Do(func() {
+				var names []string
+				for k := range builtins {
+					obj, err := s.Scheme.New(k)
+					if err != nil {
+						staticErr = err
+						return
+					}
+					names = append(names, openapiutil.GetCanonicalTypeName(obj))
+				}
+				models, err := openapibuilder3.BuildOpenAPIDefinitionsForResources(s.CompletedConfig.Generic.OpenAPIV3Config, names...)
+				if err != nil {
+					staticErr = err
+					return
+				}
+				static, staticErr = managedfields.NewTypeConverter(models, false)
+			})
+			if staticErr != nil {
+				logger.Error(staticErr, "Building the type converter of the built-in kinds")
+				return nil
+			}
+			return static
+		}
+		crds, err := s.crds.Lister().Cluster(cluster).List(labels.Everything())
+		if err != nil {
+			return nil
+		}
+		for _, crd := range crds {
+			if crd.Spec.Group != gvk.Group || crd.Spec.Names.Kind != gvk.Kind {
+				continue
+			}
+			key := string(crd.UID) + "/" + crd.ResourceVersion
+			if tc, ok := crdCache.Get(key); ok {
+				return tc.(managedfields.TypeConverter)
+			}
+			tc, err := customresources.TypeConverter(logger, crd)
+			if err != nil {
+				logger.Error(err, "Building the type converter of a CRD", "cluster", cluster, "crd", crd.Name)
+				return nil
+			}
+			crdCache.Add(key, tc)
+			return tc
+		}
+		return nil
+	}
 }
 
 // resolveParamKind returns the resource and scope of the kind a policy

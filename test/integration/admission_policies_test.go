@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -9,12 +10,23 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+	mutatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
+	clientgoinformers "k8s.io/client-go/informers"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -216,4 +228,201 @@ func (w *warningRecorder) reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.warnings = nil
+}
+
+// TestMutatingAdmissionPolicies binds two mutating policies in cluster a:
+// one applies a configuration to configmaps (a label from a ConfigMap
+// param), one JSON-patches widgets (a default for spec.replicas). Both
+// take effect in a and nothing happens in b.
+func TestMutatingAdmissionPolicies(t *testing.T) {
+	s := framework.StartShard(t)
+	a, b := logicalcluster.Name("map-a"), logicalcluster.Name("map-b")
+	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
+	for _, c := range []logicalcluster.Name{a, b} {
+		createCluster(t, s, c)
+		createCRD(t, s, c, testCRD("widgets", "", apiextensionsv1.ClusterScoped))
+		waitForCRD(t, s, c, "widgets.example.com", "Established", established)
+	}
+	ctx := t.Context()
+	if _, err := kube(t, s, a).CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "team"}, Data: map[string]string{"name": "blue"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rules := func(group, resource string) *admissionregistrationv1.MatchResources {
+		return &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+			RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: []string{resource}},
+			},
+		}}}
+	}
+	policies := kube(t, s, a).AdmissionregistrationV1()
+	for _, p := range []*admissionregistrationv1.MutatingAdmissionPolicy{
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "team-label"},
+			Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+				ParamKind:        &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
+				MatchConstraints: rules("", "configmaps"),
+				MatchConditions:  []admissionregistrationv1.MatchCondition{{Name: "not-the-param", Expression: "object.metadata.name != 'team'"}},
+				Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration, ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{
+					Expression: "Object{metadata: Object.metadata{labels: {'team': params.data.name}}}",
+				}}},
+				ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+			},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "default-replicas"},
+			Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+				MatchConstraints: rules("example.com", "widgets"),
+				Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeJSONPatch, JSONPatch: &admissionregistrationv1.JSONPatch{
+					Expression: "has(object.spec) && has(object.spec.replicas) ? [] : [JSONPatch{op: 'add', path: '/spec', value: {'replicas': 3}}]",
+				}}},
+				ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
+			},
+		},
+	} {
+		if _, err := policies.MutatingAdmissionPolicies().Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating %s: %v", p.Name, err)
+		}
+	}
+	for _, binding := range []*admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		{ObjectMeta: metav1.ObjectMeta{Name: "team-label"}, Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{
+			PolicyName: "team-label", ParamRef: &admissionregistrationv1.ParamRef{Name: "team", Namespace: "default", ParameterNotFoundAction: ptr.To(admissionregistrationv1.DenyAction)},
+		}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "default-replicas"}, Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "default-replicas"}},
+	} {
+		if _, err := policies.MutatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating binding %s: %v", binding.Name, err)
+		}
+	}
+
+	aConfigMaps := kube(t, s, a).CoreV1().ConfigMaps("default")
+	n := 0
+	eventually(t, crdControllerTimeout, "configmaps in "+string(a)+" to get the team label", func(ctx context.Context) (bool, error) {
+		n++
+		cm, err := aConfigMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", n)}}, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		return cm.Labels["team"] == "blue", nil
+	})
+	w, err := dynamicFor(t, s, a).Resource(widgets).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := unstructured.NestedInt64(w.Object, "spec", "replicas"); r != 3 {
+		t.Errorf("widget in %s: spec.replicas = %d, want the policy's default 3: %v", a, r, w.Object)
+	}
+	// Cluster b has no policies.
+	cm, err := kube(t, s, b).CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cm.Labels) != 0 {
+		t.Errorf("configmap in %s without policies got labels %v", b, cm.Labels)
+	}
+	w, err = dynamicFor(t, s, b).Resource(widgets).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "w"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(w.Object, "spec"); found {
+		t.Errorf("widget in %s without policies was mutated: %v", b, w.Object)
+	}
+
+	// Upstream's own plugin, reading cluster a through the API, mutates the
+	// same objects the same way: compileMutating and the shard's type
+	// converters are pinned against upstream's.
+	upstreamMutates(t, s, a, map[string]runtime.Object{
+		"configmap": &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: "compare", Namespace: "default"}},
+		"widget": &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "example.com/v1", "kind": "Widget", "metadata": map[string]any{"name": "compare"},
+		}},
+	}, func(name string, obj runtime.Object) {
+		switch name {
+		case "configmap":
+			if got := obj.(*corev1.ConfigMap).Labels["team"]; got != "blue" {
+				t.Errorf("upstream's plugin labels a configmap team=%q, the shard team=blue", got)
+			}
+		case "widget":
+			if r, _, _ := unstructured.NestedInt64(obj.(*unstructured.Unstructured).Object, "spec", "replicas"); r != 3 {
+				t.Errorf("upstream's plugin defaults a widget's replicas to %d, the shard to 3", r)
+			}
+		}
+	})
+
+	// A policy that mutates deletions is refused, as in Kubernetes.
+	bad := &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "bad"}, Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+		MatchConstraints:   rules("", "configmaps"),
+		Mutations:          []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeJSONPatch, JSONPatch: &admissionregistrationv1.JSONPatch{Expression: "[]"}}},
+		ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+	}}
+	bad.Spec.MatchConstraints.ResourceRules[0].Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}
+	if _, err := policies.MutatingAdmissionPolicies().Create(ctx, bad, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("a mutating policy for deletions: err = %v, want 422", err)
+	}
+}
+
+// upstreamMutates runs k8s.io/apiserver's own MutatingAdmissionPolicy
+// plugin, set up as kube-apiserver sets it up but reading the policies,
+// params, namespaces and OpenAPI of logical cluster c through the shard's
+// API, on each object as a create, and hands check the mutated object.
+func upstreamMutates(t *testing.T, s *framework.Shard, c logicalcluster.Name, objects map[string]runtime.Object, check func(name string, obj runtime.Object)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	client := kube(t, s, c)
+	factory := clientgoinformers.NewSharedInformerFactory(client, 0)
+	up, err := mutatingpolicy.NewPlugin(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up.SetExternalKubeInformerFactory(factory)
+	up.SetExternalKubeClientSet(client)
+	up.SetRESTMapper(restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery())))
+	up.SetDynamicClient(dynamicFor(t, s, c))
+	up.SetDrainedNotification(ctx.Done())
+	up.SetUnconditionalAuthorizer(allowEverything{})
+	up.SetEnabled(true)
+	if err := up.ValidateInitialization(); err != nil {
+		t.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	o := admission.NewObjectInterfacesFromScheme(scheme)
+	for name, obj := range objects {
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: strings.ToLower(gvk.Kind) + "s"}
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mutated runtime.Object
+		eventually(t, crdControllerTimeout, "upstream's plugin to mutate a "+name, func(ctx context.Context) (bool, error) {
+			mutated = obj.DeepCopyObject()
+			attrs := admission.NewAttributesRecord(mutated, nil, gvk, accessor.GetNamespace(), accessor.GetName(), gvr, "", admission.Create, &metav1.CreateOptions{}, false, &user.DefaultInfo{Name: "alice"})
+			if err := up.Admit(logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: c}), attrs, o); err != nil {
+				return false, err
+			}
+			return !equality.Semantic.DeepEqual(mutated, obj), nil
+		})
+		check(name, mutated)
+	}
+}
+
+// allowEverything is the authorizer upstream's plugin is given: the
+// policies of the test do not ask it.
+type allowEverything struct{}
+
+func (allowEverything) Authorize(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+	return authorizer.DecisionAllow, "", nil
 }

@@ -135,6 +135,24 @@ func (f *SharedInformerFactory) MutatingWebhookConfigurations() Informer[*admiss
 		})
 }
 
+// MutatingAdmissionPolicies returns the informer of
+// admissionregistration.k8s.io/v1 mutatingadmissionpolicies.
+func (f *SharedInformerFactory) MutatingAdmissionPolicies() Informer[*admissionregistrationv1.MutatingAdmissionPolicy] {
+	return typedInformer(f, admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicies"), admissionregistrationv1.Resource("mutatingadmissionpolicy"), &admissionregistrationv1.MutatingAdmissionPolicy{},
+		func() listWatcher[*admissionregistrationv1.MutatingAdmissionPolicyList] {
+			return f.kubernetes("mutatingadmissionpolicies").AdmissionregistrationV1().MutatingAdmissionPolicies()
+		})
+}
+
+// MutatingAdmissionPolicyBindings returns the informer of
+// admissionregistration.k8s.io/v1 mutatingadmissionpolicybindings.
+func (f *SharedInformerFactory) MutatingAdmissionPolicyBindings() Informer[*admissionregistrationv1.MutatingAdmissionPolicyBinding] {
+	return typedInformer(f, admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicybindings"), admissionregistrationv1.Resource("mutatingadmissionpolicybinding"), &admissionregistrationv1.MutatingAdmissionPolicyBinding{},
+		func() listWatcher[*admissionregistrationv1.MutatingAdmissionPolicyBindingList] {
+			return f.kubernetes("mutatingadmissionpolicybindings").AdmissionregistrationV1().MutatingAdmissionPolicyBindings()
+		})
+}
+
 // ValidatingAdmissionPolicies returns the informer of
 // admissionregistration.k8s.io/v1 validatingadmissionpolicies.
 func (f *SharedInformerFactory) ValidatingAdmissionPolicies() Informer[*admissionregistrationv1.ValidatingAdmissionPolicy] {

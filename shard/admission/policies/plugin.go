@@ -93,10 +93,18 @@ var (
 	_ admission.InitializationValidator = &Validating{}
 )
 
+// check tells whether the dependencies the plugins share are there.
+func (d Dependencies) check(plugin string) error {
+	if d.Clients == nil || d.Params == nil || d.ResolveParam == nil || d.Authorizer == nil {
+		return fmt.Errorf("%s: every dependency is required", plugin)
+	}
+	return nil
+}
+
 // New returns the plugin.
 func New(deps Dependencies) (*Validating, error) {
-	if deps.Clients == nil || deps.Params == nil || deps.ResolveParam == nil || deps.Authorizer == nil {
-		return nil, fmt.Errorf("%s: every dependency is required", PluginName)
+	if err := deps.check(PluginName); err != nil {
+		return nil, err
 	}
 	n := deps.MaxCompiled
 	if n <= 0 {
@@ -159,7 +167,7 @@ func (v *Validating) Validate(ctx context.Context, a admission.Attributes, o adm
 		}
 		hook := validating.PolicyHook{Policy: p, Bindings: bs, Evaluator: v.evaluator(p)}
 		if pk := p.Spec.ParamKind; pk != nil {
-			hook.ParamInformer, hook.ParamScope, hook.ConfigurationError = v.params(cluster.Name, pk)
+			hook.ParamInformer, hook.ParamScope, hook.ConfigurationError = v.deps.params(cluster.Name, pk)
 		}
 		hooks = append(hooks, hook)
 	}
@@ -176,17 +184,17 @@ func (v *Validating) Validate(ctx context.Context, a admission.Attributes, o adm
 
 // params returns a live reader of the params of kind pk in cluster, and
 // their scope.
-func (v *Validating) params(cluster logicalcluster.Name, pk *admissionregistrationv1.ParamKind) (clientgoinformers.GenericInformer, meta.RESTScope, error) {
+func (d Dependencies) params(cluster logicalcluster.Name, pk *admissionregistrationv1.ParamKind) (clientgoinformers.GenericInformer, meta.RESTScope, error) {
 	gv, err := schema.ParseGroupVersion(pk.APIVersion)
 	if err != nil {
 		return nil, nil, fmt.Errorf("paramKind %s: %w", pk.APIVersion, err)
 	}
 	gvk := gv.WithKind(pk.Kind)
-	gvr, namespaced, err := v.deps.ResolveParam(cluster, gvk)
+	gvr, namespaced, err := d.ResolveParam(cluster, gvk)
 	if err != nil {
 		return nil, nil, fmt.Errorf("failed to find resource referenced by paramKind: '%v': %w", gvk, err)
 	}
-	client, err := v.deps.Params.For(cluster)
+	client, err := d.Params.For(cluster)
 	if err != nil {
 		return nil, nil, err
 	}

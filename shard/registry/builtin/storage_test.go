@@ -282,6 +282,23 @@ func fixture(t *testing.T, r Resource, name, ns string) runtime.Object {
 		}}
 		policies.SetPolicyDefaults(p) // as decoding does
 		return p
+	case admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicies"):
+		p := &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: meta, Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				},
+			}}},
+			Mutations: []admissionregistrationv1.Mutation{{PatchType: admissionregistrationv1.PatchTypeApplyConfiguration, ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{
+				Expression: "Object{metadata: Object.metadata{labels: {'mutated': 'yes'}}}",
+			}}},
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+		}}
+		policies.SetMutatingPolicyDefaults(p) // as decoding does
+		return p
+	case admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicybindings"):
+		return &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: meta, Spec: admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "p"}}
 	case admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"):
 		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: meta, Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName: "p", ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},

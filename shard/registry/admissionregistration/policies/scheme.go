@@ -1,6 +1,7 @@
 // Package policies is the registry of admissionregistration.k8s.io/v1
-// validatingadmissionpolicies (with their status) and
-// validatingadmissionpolicybindings: scheme registration, defaulting,
+// validatingadmissionpolicies (with their status),
+// validatingadmissionpolicybindings, mutatingadmissionpolicies and
+// mutatingadmissionpolicybindings: scheme registration, defaulting,
 // strategies, validation (including compiling every CEL expression, as
 // kube-apiserver does), storage and table printing.
 package policies
@@ -28,8 +29,11 @@ func AddToScheme(s *runtime.Scheme) error {
 	store.AddDefaulting(s, SetBindingDefaults, func(l *admissionregistrationv1.ValidatingAdmissionPolicyBindingList) []admissionregistrationv1.ValidatingAdmissionPolicyBinding {
 		return l.Items
 	})
-	return store.AddFieldLabels(s, admissionregistrationv1.SchemeGroupVersion, runtime.DefaultMetaV1FieldSelectorConversion,
-		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+	if err := store.AddFieldLabels(s, admissionregistrationv1.SchemeGroupVersion, runtime.DefaultMetaV1FieldSelectorConversion,
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"); err != nil {
+		return err
+	}
+	return addMutatingToScheme(s)
 }
 
 // SetPolicyDefaults defaults a policy as Kubernetes does: failurePolicy

@@ -56,3 +56,36 @@ func BindingTableConvertor() printers.TableConvertor[*admissionregistrationv1.Va
 		},
 	}
 }
+
+// MutatingPolicyTableConvertor prints mutating policies: NAME MUTATIONS
+// PARAMKIND AGE.
+func MutatingPolicyTableConvertor() printers.TableConvertor[*admissionregistrationv1.MutatingAdmissionPolicy] {
+	return printers.TableConvertor[*admissionregistrationv1.MutatingAdmissionPolicy]{
+		Columns: []metav1.TableColumnDefinition{
+			printers.NameColumn(),
+			{Name: "Mutations", Type: "integer", Description: "Mutations indicates the number of mutations rules defined in this configuration"},
+			{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
+			printers.AgeColumn(),
+		},
+		Cells: func(p *admissionregistrationv1.MutatingAdmissionPolicy) []interface{} {
+			paramKind := "<unset>"
+			if p.Spec.ParamKind != nil {
+				paramKind = p.Spec.ParamKind.APIVersion + "/" + p.Spec.ParamKind.Kind
+			}
+			return []interface{}{p.Name, int64(len(p.Spec.Mutations)), paramKind, printers.Age(p.CreationTimestamp)}
+		},
+	}
+}
+
+// MutatingBindingTableConvertor prints bindings of mutating policies: NAME
+// POLICYNAME PARAMREF AGE.
+func MutatingBindingTableConvertor() printers.TableConvertor[*admissionregistrationv1.MutatingAdmissionPolicyBinding] {
+	return printers.TableConvertor[*admissionregistrationv1.MutatingAdmissionPolicyBinding]{
+		Columns: BindingTableConvertor().Columns,
+		Cells: func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) []interface{} {
+			return BindingTableConvertor().Cells(&admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+				ObjectMeta: b.ObjectMeta, Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: b.Spec.PolicyName, ParamRef: b.Spec.ParamRef},
+			})
+		},
+	}
+}

@@ -108,7 +108,7 @@ func (c compiler) envType(expression string) environment.Type {
 func (c compiler) compile(accessor plugincel.ExpressionAccessor, opts plugincel.OptionalVariableDeclarations, fldPath *field.Path) field.ErrorList {
 	result := c.c.CompileCELExpression(accessor, opts, c.envType(accessor.GetExpression()))
 	if result.Error != nil {
-		return field.ErrorList{webhookconfigurations.CELError(fldPath, accessor.GetExpression(), result.Error)}
+		return field.ErrorList{celFieldError(fldPath, accessor.GetExpression(), result.Error)}
 	}
 	return nil
 }
@@ -140,27 +140,7 @@ func (v *Validator) validatePolicySpec(name string, spec *admissionregistrationv
 	hasParams := spec.ParamKind != nil
 	opts := plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true}
 
-	varNames := sets.New[string]()
-	for i, variable := range spec.Variables {
-		p := fldPath.Child("variables").Index(i)
-		switch {
-		case variable.Name == "":
-			allErrs = append(allErrs, field.Required(p.Child("name"), ""))
-		case !celIdentifier.MatchString(variable.Name):
-			allErrs = append(allErrs, field.Invalid(p.Child("name"), variable.Name, "name is not a valid CEL identifier"))
-		case varNames.Has(variable.Name):
-			allErrs = append(allErrs, field.Duplicate(p.Child("name"), variable.Name))
-		}
-		varNames.Insert(variable.Name)
-		if strings.TrimSpace(variable.Expression) == "" {
-			allErrs = append(allErrs, field.Required(p.Child("expression"), ""))
-			continue
-		}
-		result := cc.CompileAndStoreVariable(&validatingpolicy.Variable{Name: variable.Name, Expression: variable.Expression}, opts, c.envType(variable.Expression))
-		if result.Error != nil {
-			allErrs = append(allErrs, webhookconfigurations.CELError(p.Child("expression"), variable.Expression, result.Error))
-		}
-	}
+	allErrs = append(allErrs, validateVariables(c, spec.Variables, opts, fldPath.Child("variables"))...)
 
 	allErrs = append(allErrs, validateMatchConditions(c, spec.MatchConditions, opts, fldPath.Child("matchConditions"))...)
 
@@ -210,6 +190,11 @@ func (v *Validator) validatePolicySpec(name string, spec *admissionregistrationv
 		}
 	}
 	return allErrs
+}
+
+// celFieldError turns a CEL compilation error into a field error.
+func celFieldError(fldPath *field.Path, expression string, err error) *field.Error {
+	return webhookconfigurations.CELError(fldPath, expression, err)
 }
 
 // validateMatchConditions checks that match conditions have unique

@@ -12,7 +12,12 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -181,6 +186,18 @@ func (a *AccessReviews) Create(ctx context.Context, obj runtime.Object, validate
 	if (spec.ResourceAttributes == nil) == (spec.NonResourceAttributes == nil) {
 		return nil, apierrors.NewInvalid(gk, "", field.ErrorList{field.Invalid(field.NewPath("spec"), "", "exactly one of resourceAttributes or nonResourceAttributes must be set")})
 	}
+	if ra := spec.ResourceAttributes; ra != nil {
+		p := field.NewPath("spec", "resourceAttributes")
+		errs := validateSelector(ra.FieldSelector != nil, fieldSelectorRaw(ra), fieldSelectorRequirements(ra), p.Child("fieldSelector"), func(i int) field.ErrorList {
+			return metav1validation.ValidateFieldSelectorRequirement(ra.FieldSelector.Requirements[i], metav1validation.FieldSelectorValidationOptions{AllowUnknownOperatorInRequirement: true}, p.Child("fieldSelector", "requirements").Index(i))
+		})
+		errs = append(errs, validateSelector(ra.LabelSelector != nil, labelSelectorRaw(ra), labelSelectorRequirements(ra), p.Child("labelSelector"), func(i int) field.ErrorList {
+			return metav1validation.ValidateLabelSelectorRequirement(ra.LabelSelector.Requirements[i], metav1validation.LabelSelectorValidationOptions{AllowUnknownOperatorInRequirement: true}, p.Child("labelSelector", "requirements").Index(i))
+		})...)
+		if len(errs) > 0 {
+			return nil, apierrors.NewInvalid(gk, "", errs)
+		}
+	}
 	if validate != nil {
 		if err := validate(ctx, obj); err != nil {
 			return nil, err
@@ -207,10 +224,17 @@ func attributes(spec authorizationv1.SubjectAccessReviewSpec) authorizer.Attribu
 		}
 	}
 	if ra := spec.ResourceAttributes; ra != nil {
-		return authorizer.AttributesRecord{
-			User: u, Verb: ra.Verb, Namespace: ra.Namespace, APIGroup: ra.Group, APIVersion: ra.Version,
+		version := ra.Version
+		if version == "" {
+			version = "*"
+		}
+		attrs := authorizer.AttributesRecord{
+			User: u, Verb: ra.Verb, Namespace: ra.Namespace, APIGroup: ra.Group, APIVersion: version,
 			Resource: ra.Resource, Subresource: ra.Subresource, Name: ra.Name, ResourceRequest: true,
 		}
+		attrs.FieldSelectorRequirements, attrs.FieldSelectorParsingErr = fieldRequirements(ra.FieldSelector)
+		attrs.LabelSelectorRequirements, attrs.LabelSelectorParsingErr = labelRequirements(ra.LabelSelector)
+		return attrs
 	}
 	return authorizer.AttributesRecord{User: u, Verb: spec.NonResourceAttributes.Verb, Path: spec.NonResourceAttributes.Path}
 }
@@ -251,4 +275,127 @@ func (s *SelfSubjectRulesReviews) Create(ctx context.Context, obj runtime.Object
 		out.Status.NonResourceRules = append(out.Status.NonResourceRules, authorizationv1.NonResourceRule{Verbs: nr.GetVerbs(), NonResourceURLs: nr.GetNonResourceURLs()})
 	}
 	return out, nil
+}
+
+// The selectors of an access review, as kube-apiserver reads them: a raw
+// selector or requirements (not both), parsed into the requirements the
+// authorizers see. Requirements that cannot be used are dropped with a
+// parsing error: requirements are ANDed, so the check only gets broader.
+
+func fieldSelectorRaw(ra *authorizationv1.ResourceAttributes) string {
+	if ra.FieldSelector == nil {
+		return ""
+	}
+	return ra.FieldSelector.RawSelector
+}
+
+func fieldSelectorRequirements(ra *authorizationv1.ResourceAttributes) int {
+	if ra.FieldSelector == nil {
+		return 0
+	}
+	return len(ra.FieldSelector.Requirements)
+}
+
+func labelSelectorRaw(ra *authorizationv1.ResourceAttributes) string {
+	if ra.LabelSelector == nil {
+		return ""
+	}
+	return ra.LabelSelector.RawSelector
+}
+
+func labelSelectorRequirements(ra *authorizationv1.ResourceAttributes) int {
+	if ra.LabelSelector == nil {
+		return 0
+	}
+	return len(ra.LabelSelector.Requirements)
+}
+
+// validateSelector checks a selector of an access review: a raw selector or
+// requirements, each requirement valid.
+func validateSelector(set bool, raw string, requirements int, fldPath *field.Path, requirement func(i int) field.ErrorList) field.ErrorList {
+	if !set {
+		return nil
+	}
+	var errs field.ErrorList
+	if raw != "" && requirements > 0 {
+		errs = append(errs, field.Invalid(fldPath.Child("rawSelector"), raw, "may not specified at the same time as requirements"))
+	}
+	if raw == "" && requirements == 0 {
+		errs = append(errs, field.Required(fldPath.Child("requirements"), fmt.Sprintf("when %s is specified, requirements or rawSelector is required", fldPath)))
+	}
+	for i := range requirements {
+		errs = append(errs, requirement(i)...)
+	}
+	return errs
+}
+
+func fieldRequirements(s *authorizationv1.FieldSelectorAttributes) (fields.Requirements, error) {
+	if s == nil {
+		return nil, nil
+	}
+	if s.RawSelector != "" {
+		sel, err := fields.ParseSelector(s.RawSelector)
+		if err != nil {
+			return nil, err
+		}
+		return sel.Requirements(), nil
+	}
+	var reqs fields.Requirements
+	var errs []error
+	for _, r := range s.Requirements {
+		if len(r.Values) != 1 {
+			errs = append(errs, fmt.Errorf("fieldSelectors %s must have exactly one value", r.Operator))
+			continue
+		}
+		switch r.Operator {
+		case metav1.FieldSelectorOpIn:
+			reqs = append(reqs, fields.Requirement{Field: r.Key, Operator: selection.Equals, Value: r.Values[0]})
+		case metav1.FieldSelectorOpNotIn:
+			reqs = append(reqs, fields.Requirement{Field: r.Key, Operator: selection.NotEquals, Value: r.Values[0]})
+		default:
+			errs = append(errs, fmt.Errorf("fieldSelectors do not support the operator %q", r.Operator))
+		}
+	}
+	return reqs, utilerrors.NewAggregate(errs)
+}
+
+var labelOperators = map[metav1.LabelSelectorOperator]selection.Operator{
+	metav1.LabelSelectorOpIn:           selection.In,
+	metav1.LabelSelectorOpNotIn:        selection.NotIn,
+	metav1.LabelSelectorOpExists:       selection.Exists,
+	metav1.LabelSelectorOpDoesNotExist: selection.DoesNotExist,
+}
+
+func labelRequirements(s *authorizationv1.LabelSelectorAttributes) (labels.Requirements, error) {
+	if s == nil {
+		return nil, nil
+	}
+	if s.RawSelector != "" {
+		sel, err := labels.Parse(s.RawSelector)
+		if err != nil {
+			return nil, err
+		}
+		reqs, _ := sel.Requirements()
+		return reqs, nil
+	}
+	var reqs labels.Requirements
+	var errs []error
+	for _, r := range s.Requirements {
+		op, ok := labelOperators[r.Operator]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%q is not a valid label selector operator", r.Operator))
+			continue
+		}
+		values := r.Values
+		if len(values) == 0 {
+			values = nil
+		}
+		req, err := labels.NewRequirement(r.Key, op, values)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		reqs = append(reqs, *req)
+	}
+	return reqs, utilerrors.NewAggregate(errs)
 }

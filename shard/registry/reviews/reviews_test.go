@@ -10,7 +10,11 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -191,6 +195,25 @@ func TestSubjectAccessReviews(t *testing.T) {
 			wantStatus: authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: "RBAC: allowed by RoleBinding"},
 		},
 		{
+			name: "selectors reach the authorizer",
+			spec: withAttributes(bob, &authorizationv1.ResourceAttributes{Verb: "list", Namespace: "team", Resource: "pods",
+				FieldSelector: &authorizationv1.FieldSelectorAttributes{Requirements: []metav1.FieldSelectorRequirement{
+					{Key: "spec.nodeName", Operator: metav1.FieldSelectorOpIn, Values: []string{"n1"}},
+					{Key: "status.phase", Operator: metav1.FieldSelectorOpNotIn, Values: []string{"Failed"}},
+				}},
+				LabelSelector: &authorizationv1.LabelSelectorAttributes{RawSelector: "app=web,tier!=db"},
+			}, nil),
+			answer: recorder{decision: authorizer.DecisionAllow},
+			wantAttributes: bobRecord(authorizer.AttributesRecord{Verb: "list", Namespace: "team", APIVersion: "*", Resource: "pods", ResourceRequest: true,
+				FieldSelectorRequirements: fields.Requirements{
+					{Field: "spec.nodeName", Operator: selection.Equals, Value: "n1"},
+					{Field: "status.phase", Operator: selection.NotEquals, Value: "Failed"},
+				},
+				LabelSelectorRequirements: mustLabelRequirements(t, "app=web,tier!=db"),
+			}),
+			wantStatus: authorizationv1.SubjectAccessReviewStatus{Allowed: true},
+		},
+		{
 			name:           "non-resource request denied",
 			spec:           withAttributes(bob, nil, readHealth()),
 			answer:         recorder{decision: authorizer.DecisionDeny, reason: "no"},
@@ -236,6 +259,15 @@ func TestSubjectAccessReviews(t *testing.T) {
 		{"no user or group", withAttributes(authorizationv1.SubjectAccessReviewSpec{}, readPods(), nil)},
 		{"no attributes", bob},
 		{"both attributes", withAttributes(bob, readPods(), readHealth())},
+		{"raw field selector and requirements", withAttributes(bob, &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods",
+			FieldSelector: &authorizationv1.FieldSelectorAttributes{RawSelector: "a=b", Requirements: []metav1.FieldSelectorRequirement{{Key: "a", Operator: metav1.FieldSelectorOpIn, Values: []string{"b"}}}},
+		}, nil)},
+		{"empty label selector", withAttributes(bob, &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods",
+			LabelSelector: &authorizationv1.LabelSelectorAttributes{},
+		}, nil)},
+		{"label requirement without a key", withAttributes(bob, &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods",
+			LabelSelector: &authorizationv1.LabelSelectorAttributes{Requirements: []metav1.LabelSelectorRequirement{{Operator: metav1.LabelSelectorOpExists}}},
+		}, nil)},
 	}
 	for _, tt := range invalid {
 		t.Run(tt.name, func(t *testing.T) {
@@ -366,4 +398,14 @@ func TestSelfSubjectRulesReviews(t *testing.T) {
 	if _, err := NewSelfSubjectRulesReviews(rules).Create(asAlice(t.Context()), &corev1.ConfigMap{}, nil, nil); !apierrors.IsBadRequest(err) {
 		t.Errorf("a configmap: %v, want BadRequest", err)
 	}
+}
+
+func mustLabelRequirements(t *testing.T, raw string) labels.Requirements {
+	t.Helper()
+	sel, err := labels.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, _ := sel.Requirements()
+	return reqs
 }

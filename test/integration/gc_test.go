@@ -106,6 +106,43 @@ func TestGarbageCollection(t *testing.T) {
 		})
 	})
 
+	// Ownership cycles of two and three objects, every reference blocking:
+	// deleting one in the foreground deletes them all, as upstream's
+	// collector does.
+	for _, cycle := range [][]string{{"cycle2-x", "cycle2-y"}, {"cycle3-x", "cycle3-y", "cycle3-z"}} {
+		t.Run("foreground "+cycle[0], func(t *testing.T) {
+			cms := clients[a].CoreV1().ConfigMaps(ns)
+			created := map[string]*corev1.ConfigMap{}
+			for _, name := range cycle {
+				cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				created[name] = cm
+			}
+			// Each is owned by the one before it, the first by the last.
+			for i, name := range cycle {
+				owner := created[cycle[(i+len(cycle)-1)%len(cycle)]]
+				cm := created[name]
+				cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, BlockOwnerDeletion: ptr.To(true)}}
+				if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := cms.Delete(ctx, cycle[0], metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, controllerTimeout, "every object of the ownership cycle to be deleted", func(ctx context.Context) (bool, error) {
+				for _, name := range cycle {
+					if gone, err := configMapGone(ctx, clients[a], ns, name); err != nil || !gone {
+						return false, err
+					}
+				}
+				return true, nil
+			})
+		})
+	}
+
 	// Nothing happened in cluster b: every owner and dependent is there,
 	// unchanged.
 	for _, name := range []string{"background-owner", "orphan-owner", "foreground-owner"} {

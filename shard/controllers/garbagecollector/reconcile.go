@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/reconciler"
@@ -176,9 +177,34 @@ func (c *collector) attemptToDelete(ctx context.Context, cluster logicalcluster.
 	}
 
 	policy := propagationFor(latest)
-	if waitingOwners && len(c.dependentsOf(cluster, latest.UID)) > 0 {
+	if dependents := c.dependentsOf(cluster, latest.UID); waitingOwners && len(dependents) > 0 {
 		// Its owner waits for it: delete its own dependents first too.
 		policy = metav1.DeletePropagationForeground
+		// A dependent that waits for its own dependents may be one of
+		// its owners, or lead back to one: an ownership cycle, in which
+		// each would wait for the other forever. As upstream's
+		// collector does, the dependent stops blocking its owners
+		// before it is deleted in the foreground, so the cycle unwinds.
+		if slices.ContainsFunc(dependents, func(dep object) bool { return stateOf(dep.meta) == waiting }) &&
+			slices.ContainsFunc(latest.OwnerReferences, blocks) {
+			unblocked := slices.Clone(latest.OwnerReferences)
+			for i := range unblocked {
+				if blocks(unblocked[i]) {
+					unblocked[i].BlockOwnerDeletion = ptr.To(false)
+				}
+			}
+			patch, err := ownerReferencesPatch(latest, unblocked)
+			if err != nil {
+				return err
+			}
+			if err := c.patch(ctx, cluster, d, patch); err != nil {
+				if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+					return nil
+				}
+				return fmt.Errorf("unblocking the owner references of dependent %s %s: %w", d.resource.Resource, klog.KObj(d.meta), err)
+			}
+			logger.V(2).Info("Unblocked the owner references of a dependent in a possible ownership cycle")
+		}
 	}
 	if err := c.delete(ctx, cluster, d, latest.UID, policy); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("deleting dependent %s %s: %w", d.resource.Resource, klog.KObj(d.meta), err)

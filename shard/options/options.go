@@ -78,6 +78,9 @@ type Options struct {
 	LogicalClusterObjectLimit int64
 	// LogicalClusterObjectScanInterval is how often objects are counted.
 	LogicalClusterObjectScanInterval time.Duration
+	// OrphanLogicalClusterSweepInterval is how often every logical
+	// cluster owned by a Workspace is checked for a missing owner.
+	OrphanLogicalClusterSweepInterval time.Duration
 
 	ShardName string
 	// ShardBaseURL is the address other shards and front-proxies use to
@@ -101,23 +104,24 @@ type Options struct {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		RootDirectory:                    ".tessera",
-		BindAddress:                      "127.0.0.1",
-		SecurePort:                       6443,
-		EmbeddedEtcdClientPort:           2379,
-		EmbeddedEtcdPeerPort:             2380,
-		EmbeddedEtcdLogLevel:             "error",
-		WatchCache:                       true,
-		AdmissionWebhookClusters:         webhooks.DefaultMaxClusters,
-		LogicalClusterObjectScanInterval: objectlimit.DefaultScanInterval,
-		EnablePriorityAndFairness:        true,
-		ShardName:                        "root",
-		EnableHomeWorkspaces:             true,
-		HomeCreatorGroups:                []string{"system:authenticated"},
-		HomeWorkspacesBucketLevels:       2,
-		HomeWorkspacesBucketSize:         2,
-		Authentication:                   authentication.NewOptions(),
-		Audit:                            genericoptions.NewAuditOptions(),
+		RootDirectory:                     ".tessera",
+		BindAddress:                       "127.0.0.1",
+		SecurePort:                        6443,
+		EmbeddedEtcdClientPort:            2379,
+		EmbeddedEtcdPeerPort:              2380,
+		EmbeddedEtcdLogLevel:              "error",
+		WatchCache:                        true,
+		AdmissionWebhookClusters:          webhooks.DefaultMaxClusters,
+		LogicalClusterObjectScanInterval:  objectlimit.DefaultScanInterval,
+		OrphanLogicalClusterSweepInterval: 5 * time.Minute,
+		EnablePriorityAndFairness:         true,
+		ShardName:                         "root",
+		EnableHomeWorkspaces:              true,
+		HomeCreatorGroups:                 []string{"system:authenticated"},
+		HomeWorkspacesBucketLevels:        2,
+		HomeWorkspacesBucketSize:          2,
+		Authentication:                    authentication.NewOptions(),
+		Audit:                             genericoptions.NewAuditOptions(),
 	}
 }
 
@@ -156,6 +160,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "Maximum non-mutating requests in flight; with API Priority and Fairness, this plus --max-mutating-requests-inflight is the shard's concurrency. 0: 50 per CPU.")
 	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "Maximum mutating requests in flight; see --max-requests-inflight. 0: 25 per CPU.")
 	fs.Int64Var(&o.LogicalClusterObjectLimit, "logical-cluster-total-object-limit", o.LogicalClusterObjectLimit, "Default limit of objects in a logical cluster, other than root and system clusters; creates beyond it get 403. The core.kcp.io/max-total-objects annotation of a LogicalCluster overrides it. 0 disables it.")
+	fs.DurationVar(&o.OrphanLogicalClusterSweepInterval, "orphan-logical-cluster-sweep-interval", o.OrphanLogicalClusterSweepInterval, "How often every logical cluster owned by a Workspace is checked, and deleted if its Workspace is gone (they are also checked when they appear).")
 	fs.DurationVar(&o.LogicalClusterObjectScanInterval, "logical-cluster-object-count-scan-interval", o.LogicalClusterObjectScanInterval, "How often the objects of every logical cluster are counted in etcd (keys only) for the object limit.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
 

@@ -97,9 +97,10 @@ func (s *Server) DeleteClusterData(ctx context.Context, cluster logicalcluster.N
 // cluster: namespaces first, then the custom resources of every CRD the
 // cluster has in etcd (found by the CRDs' keys, so a CRD that cannot be
 // decoded, or one created during the deletion, leaves nothing behind), then
-// every other stored resource but LogicalClusters. Values are read where
-// objects with finalizers hold the deletion: everywhere but Workspaces,
-// which deleteChildWorkspaces has dealt with.
+// every other stored resource but LogicalClusters. Values are read
+// everywhere: objects with finalizers hold the deletion, also a Workspace
+// that appeared after deleteChildWorkspaces looked (it is deleted through
+// the API, so that its own logical cluster goes first).
 func (s *Server) contentRanges(ctx context.Context, cluster logicalcluster.Name) ([]storage.ContentRange, error) {
 	root := s.EtcdPrefix
 	crdResource := apiextensionsv1.Resource("customresourcedefinitions")
@@ -135,7 +136,7 @@ func (s *Server) contentRanges(ctx context.Context, cluster logicalcluster.Name)
 		if gr == corev1alpha1.Resource("logicalclusters") || gr == nsResource {
 			continue
 		}
-		ranges = append(ranges, storage.ContentRange{Resource: gr, Prefix: storage.ClusterPrefix(root, p, cluster), Values: gr != tenancyv1alpha1.Resource("workspaces")})
+		ranges = append(ranges, storage.ContentRange{Resource: gr, Prefix: storage.ClusterPrefix(root, p, cluster), Values: true})
 	}
 	return ranges, nil
 }

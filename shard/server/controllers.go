@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"k8s.io/klog/v2"
@@ -21,6 +24,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/controllers/initializers"
 	"github.com/tessera-dev/tessera/shard/controllers/logicalclusterdeletion"
 	namespacectrl "github.com/tessera-dev/tessera/shard/controllers/namespace"
+	"github.com/tessera-dev/tessera/shard/controllers/orphanlogicalclusters"
 	serviceaccountctrl "github.com/tessera-dev/tessera/shard/controllers/serviceaccount"
 	"github.com/tessera-dev/tessera/shard/controllers/serviceaccounttokens"
 	workspacectrl "github.com/tessera-dev/tessera/shard/controllers/workspace"
@@ -103,8 +107,72 @@ func (s *Server) newWorkspaceControllers() error {
 	if err != nil {
 		return fmt.Errorf("built-in initializers: %w", err)
 	}
-	s.controllers = append(s.controllers, ws, wt, in)
+	orphans, err := orphanlogicalclusters.New(orphanlogicalclusters.Config{
+		LogicalClusters: s.logicalClusters,
+		Owner:           s.ownerState,
+		Delete: func(ctx context.Context, cluster logicalcluster.Name, uid types.UID) error {
+			client, err := s.dynamicClients.For(cluster)
+			if err != nil {
+				return err
+			}
+			err = client.Resource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")).Delete(ctx, corev1alpha1.LogicalClusterName,
+				metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				return nil
+			}
+			return err
+		},
+		SweepInterval: o.OrphanLogicalClusterSweepInterval,
+	})
+	if err != nil {
+		return fmt.Errorf("orphan logical cluster sweep: %w", err)
+	}
+	s.controllers = append(s.controllers, ws, wt, in, orphans)
 	return nil
+}
+
+// ownerState tells whether the Workspace that owns a logical cluster
+// exists, asking etcd and the API, never only a cache. A parent logical
+// cluster that does not exist on this shard is gone only if this shard is
+// the only one; else another shard may hold it, and this one cannot tell.
+func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterOwner) (orphanlogicalclusters.OwnerState, error) {
+	if o == nil || o.Resource != "workspaces" {
+		return orphanlogicalclusters.OwnerUnknown, nil
+	}
+	parent := logicalcluster.Name(o.Cluster)
+	if !parent.IsValid() {
+		return orphanlogicalclusters.OwnerUnknown, nil
+	}
+	st, err := s.clusterState(parent)
+	if err != nil {
+		return orphanlogicalclusters.OwnerUnknown, err
+	}
+	if !st.Exists {
+		shards, err := s.Informers.Shards().Lister().Cluster(logicalcluster.Root).List(labels.Everything())
+		if err != nil {
+			return orphanlogicalclusters.OwnerUnknown, err
+		}
+		for _, sh := range shards {
+			if sh.Name != s.Options.ShardName {
+				return orphanlogicalclusters.OwnerUnknown, nil
+			}
+		}
+		return orphanlogicalclusters.OwnerGone, nil
+	}
+	client, err := s.kcpClients.For(parent)
+	if err != nil {
+		return orphanlogicalclusters.OwnerUnknown, err
+	}
+	ws, err := client.Workspaces().Get(ctx, o.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return orphanlogicalclusters.OwnerGone, nil
+	case err != nil:
+		return orphanlogicalclusters.OwnerUnknown, err
+	case ws.UID != o.UID:
+		return orphanlogicalclusters.OwnerGone, nil
+	}
+	return orphanlogicalclusters.OwnerExists, nil
 }
 
 // shardConfig returns a config for a shard's base URL, with the admin

@@ -157,4 +157,3 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 		"owner", klog.KRef(o.Cluster, o.Name), "ownerUID", o.UID, "created", lc.CreationTimestamp.Format(time.RFC3339))
 	return reconciler.Result{}, nil
 }
-

@@ -111,7 +111,7 @@ type identity struct {
 // JWTs of an accepted issuer are not its business: it returns false and no
 // error for them, so that other authenticators decide.
 func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*authenticator.Response, bool, error) {
-	parts, payload, err := splitToken(token)
+	jws, payload, err := parseToken(token)
 	if err != nil {
 		return nil, false, nil
 	}
@@ -123,7 +123,7 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	if !legacy && !a.issuers.Has(c.Issuer) {
 		return nil, false, nil
 	}
-	if err := a.verifier.verify(parts); err != nil {
+	if err := a.verifier.verify(jws); err != nil {
 		return nil, false, fmt.Errorf("service account token: %w", err)
 	}
 	var (

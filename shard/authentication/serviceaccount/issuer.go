@@ -45,7 +45,7 @@ func NewIssuer(key crypto.Signer, issuer string, c clock.PassiveClock) (*Issuer,
 func (i *Issuer) Name() string { return i.issuer }
 
 // PublicKey returns the public key that verifies the Issuer's tokens.
-func (i *Issuer) PublicKey() crypto.PublicKey { return i.signer.key.Public() }
+func (i *Issuer) PublicKey() crypto.PublicKey { return i.signer.public }
 
 // BoundToken describes a bound token.
 type BoundToken struct {

@@ -14,7 +14,7 @@ import (
 // payloadOf returns the decoded claims of a token.
 func payloadOf(t *testing.T, token string) map[string]any {
 	t.Helper()
-	_, payload, err := splitToken(token)
+	_, payload, err := parseToken(token)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,9 +42,22 @@ $(BIN)/kubectl:
 kubectl: $(KUBECTL) ## Make sure a kubectl is available (builds one when the machine has none)
 
 .PHONY: test
-test: verify kubectl ## Verify, then run unit, integration and e2e tests (what CI runs)
+test: verify kubectl ## Verify, then run unit, integration, fuzz and e2e tests (what CI runs)
 	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-e2e
+
+# Fuzz targets: `go test` runs their seed corpora; this runs each one for
+# FUZZ_TIME beyond them (go test -fuzz takes one target and one package).
+FUZZ_TIME ?= 10s
+FUZZ_TARGETS := ./pkg/logicalcluster:FuzzPath ./shard/filters:FuzzParse ./shard/authentication/serviceaccount:FuzzParseAndVerify
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZ_TIME (10s) beyond its seed corpus
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZ_TIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZ_TIME) "$${t%%:*}"; \
+	done
 
 .PHONY: test-unit
 test-unit: ## Run unit tests only

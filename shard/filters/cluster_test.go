@@ -79,3 +79,46 @@ func TestWithClusterResolver(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse parses arbitrary request paths: nothing panics; a path outside
+// /clusters/ is served by system:admin unchanged; a path inside names a
+// valid cluster or the wildcard (or is refused with 400) and leaves a rest
+// that starts with "/" and that, joined back, is the request path.
+func FuzzParse(f *testing.F) {
+	for _, p := range []string{"/", "/api/v1/namespaces", "/clusters/root/api/v1/namespaces", "/clusters/root:org:team/apis", "/clusters/*/api/v1/configmaps",
+		"/clusters/root", "/clusters/", "/clusters", "/clusters//api", "/clusters/a::b/api", "/clusters/Root/api", "/clusters/root%3Aorg/apis",
+		"/clusters/../api", "/clusters/./api", "/clusters/root/../../clusters/other/api", "/clustersx/api", "/clusters/a\x00b/api", "/clusters/*x/api"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		c, rest, err := parse(path)
+		if err != nil {
+			if !strings.HasPrefix(path, "/clusters") {
+				t.Fatalf("parse(%q) refused a path outside /clusters: %v", path, err)
+			}
+			return
+		}
+		if !strings.HasPrefix(path, ClusterPrefix) {
+			if c.Name != logicalcluster.SystemAdmin || c.Wildcard || rest != path {
+				t.Fatalf("parse(%q) = %+v %q, want system:admin and the path unchanged", path, c, rest)
+			}
+			return
+		}
+		if !strings.HasPrefix(rest, "/") {
+			t.Fatalf("parse(%q): rest %q does not start with /", path, rest)
+		}
+		segment := string(c.Name)
+		if c.Wildcard {
+			if c.Name != "" {
+				t.Fatalf("parse(%q): wildcard with a name %q", path, c.Name)
+			}
+			segment = "*"
+		} else if !logicalcluster.IsValidPath(segment) {
+			t.Fatalf("parse(%q): invalid cluster %q accepted", path, segment)
+		}
+		joined := ClusterPrefix + segment + rest
+		if joined != path && joined != path+"/" {
+			t.Fatalf("parse(%q) = %q + %q, which joins to %q", path, segment, rest, joined)
+		}
+	})
+}

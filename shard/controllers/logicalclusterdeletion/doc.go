@@ -10,8 +10,11 @@
 // finalizers remain it deletes them through the API and returns a WaitError
 // whose condition reason (FinalizersRemainReason) and message this
 // controller writes into a False WorkspaceContentDeleted condition; once
-// none remain it range-deletes the rest. Then it removes the finalizer, and
-// the LogicalCluster goes away as the last object of X. If other finalizers remain on the LogicalCluster, it first sets the
+// none remain it range-deletes the rest. Not before two seconds after the
+// deletion started (settleTime), it deletes the content once more, for the
+// writes of requests admitted just before the shard saw the deletion; then
+// it removes the finalizer, and the LogicalCluster goes away as the last
+// object of X. If other finalizers remain on the LogicalCluster, it first sets the
 // conditions WorkspaceContentDeleted and WorkspaceDeletionContentSuccess to
 // True. A failed deletion sets WorkspaceDeletionContentSuccess=False (reason
 // DeletionFailed) with the error and is retried with backoff; every step is

@@ -27,6 +27,13 @@ const Finalizer = lcregistry.Finalizer
 // after a write conflict.
 const conflictRetryInterval = time.Second
 
+// settleTime is how long after its deletion started a logical cluster is
+// released at the earliest. Requests admitted just before the shard saw
+// the deletion may still be writing; the content is deleted once more
+// after this time, so that what they wrote does not outlive the cluster.
+// (deletionTimestamp has a resolution of one second.)
+const settleTime = 2 * time.Second
+
 // DeleteClusterDataFunc removes every object of a logical cluster from
 // storage, except its LogicalCluster. It must be idempotent: it is called
 // again after any failure, and when it succeeds nothing of the cluster but
@@ -66,6 +73,8 @@ type deleter struct {
 	writeStatus func(ctx context.Context, cluster logicalcluster.Name, old, new *corev1alpha1.LogicalCluster) (*corev1alpha1.LogicalCluster, error)
 	// writeFinalizers writes the finalizers of new, a changed copy of old.
 	writeFinalizers func(ctx context.Context, cluster logicalcluster.Name, old, new *corev1alpha1.LogicalCluster) error
+	// now is the clock; nil is time.Now.
+	now func() time.Time
 }
 
 // reconcile deletes the content of the logical cluster of key if its
@@ -107,6 +116,14 @@ func (d *deleter) reconcile(ctx context.Context, key reconciler.Key) (reconciler
 			return reconciler.Result{}, utilerrors.NewAggregate([]error{err, werr})
 		}
 		return reconciler.Result{}, err
+	}
+	now := time.Now
+	if d.now != nil {
+		now = d.now
+	}
+	if wait := settleTime - now().Sub(cached.DeletionTimestamp.Time); wait > 0 {
+		logger.V(4).Info("Deleted the content of the logical cluster; deleting once more when late writes have landed", "after", wait)
+		return reconciler.Result{RequeueAfter: wait}, nil
 	}
 	logger.V(2).Info("Deleted the content of the logical cluster")
 

@@ -34,7 +34,14 @@ func newLogicalCluster(cluster logicalcluster.Name, opts ...lcOption) *corev1alp
 	return lc
 }
 
+// deleted marks lc deleted a minute ago, longer than settleTime.
 func deleted(lc *corev1alpha1.LogicalCluster) {
+	then := metav1.NewTime(time.Now().Add(-time.Minute))
+	lc.DeletionTimestamp = &then
+}
+
+// justDeleted marks lc deleted now.
+func justDeleted(lc *corev1alpha1.LogicalCluster) {
 	now := metav1.Now()
 	lc.DeletionTimestamp = &now
 }
@@ -141,6 +148,13 @@ func TestReconcile(t *testing.T) {
 			wantFinalizers: [][]string{nil},
 		},
 		{
+			name:        "a cluster deleted just now is deleted once more before it is released",
+			shard:       &fakeShard{lc: newLogicalCluster(x, justDeleted)},
+			key:         key,
+			wantAfter:   settleTime,
+			wantDeleted: true,
+		},
+		{
 			name:           "an owner changes nothing yet",
 			shard:          &fakeShard{lc: newLogicalCluster(x, deleted, owned)},
 			key:            key,
@@ -230,7 +244,11 @@ func TestReconcile(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("reconcile: err = %v, want %v", err, tc.wantErr)
 			}
-			if result.RequeueAfter != tc.wantAfter {
+			if tc.wantAfter == settleTime {
+				if result.RequeueAfter <= settleTime-time.Second || result.RequeueAfter > settleTime {
+					t.Errorf("requeue after %v, want about %v", result.RequeueAfter, settleTime)
+				}
+			} else if result.RequeueAfter != tc.wantAfter {
 				t.Errorf("requeue after %v, want %v", result.RequeueAfter, tc.wantAfter)
 			}
 			var wantDeleted []logicalcluster.Name

@@ -44,8 +44,16 @@ kubectl: $(KUBECTL) ## Make sure a kubectl is available (builds one when the mac
 .PHONY: test
 test: verify kubectl ## Verify, then run unit, integration, fuzz and e2e tests (what CI runs)
 	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) --no-print-directory test-fidelity
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-e2e
+
+# test/fidelity is a module of its own (it needs k8s.io/kubernetes, which the
+# main module must not): it feeds the same objects to upstream's and
+# Tessera's defaulting and validation of every built-in kind.
+.PHONY: test-fidelity
+test-fidelity: ## Compare Tessera's built-in registries with Kubernetes' (test/fidelity)
+	cd test/fidelity && $(GO) test -count=1 ./...
 
 # Fuzz targets: `go test` runs their seed corpora; this runs each one for
 # FUZZ_TIME beyond them (go test -fuzz takes one target and one package).

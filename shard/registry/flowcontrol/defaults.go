@@ -24,8 +24,8 @@ func SetFlowSchemaDefaults(fs *flowcontrolv1.FlowSchema) {
 }
 
 // SetPriorityLevelDefaults defaults a limited level's concurrency shares
-// (30), lendable percent (0) and queuing (64 queues, hand size 8, queue
-// length limit 50), and an exempt level's shares and lendable percent (0).
+// (30), lendable percent (0) and, when there is a queuing configuration,
+// its 64 queues, hand size 8 and queue length limit 50, and an exempt level's shares and lendable percent (0).
 func SetPriorityLevelDefaults(pl *flowcontrolv1.PriorityLevelConfiguration) {
 	if l := pl.Spec.Limited; l != nil {
 		if l.NominalConcurrencyShares == nil {
@@ -34,11 +34,9 @@ func SetPriorityLevelDefaults(pl *flowcontrolv1.PriorityLevelConfiguration) {
 		if l.LendablePercent == nil {
 			l.LendablePercent = ptr.To(defaultLendablePercent)
 		}
-		if l.LimitResponse.Type == flowcontrolv1.LimitResponseTypeQueue {
-			if l.LimitResponse.Queuing == nil {
-				l.LimitResponse.Queuing = &flowcontrolv1.QueuingConfiguration{}
-			}
-			q := l.LimitResponse.Queuing
+		// As in Kubernetes, a queuing configuration is defaulted when it
+		// is there, not created: a Queue response without one is invalid.
+		if q := l.LimitResponse.Queuing; q != nil {
 			if q.Queues == 0 {
 				q.Queues = defaultQueues
 			}

@@ -86,11 +86,21 @@ var standardFinalizers = map[string]bool{"kubernetes": true, metav1.FinalizerOrp
 // kinds to apimachinery's ObjectMeta validation: a name without "/" must be
 // a standard one. It does not apply to kcp's kinds, which kcp validates as
 // custom resources.
+// coreMetaGroups are the groups whose objects Kubernetes validates with the
+// core group's ObjectMeta validation, which refuses unqualified finalizer
+// names that are not standard.
+var coreMetaGroups = map[string]bool{"": true, "rbac.authorization.k8s.io": true, "flowcontrol.apiserver.k8s.io": true, "certificates.k8s.io": true}
+
 func (s Strategy[T]) validateFinalizers(obj runtime.Object) field.ErrorList {
-	if s.ObjectTyper != nil {
-		if kinds, _, err := s.ObjectKinds(obj); err == nil && len(kinds) > 0 && strings.HasSuffix(kinds[0].Group, "kcp.io") {
-			return nil
-		}
+	// Kubernetes checks finalizer names this way in the groups whose
+	// validation uses the core group's ObjectMeta validation; the others
+	// (coordination, admissionregistration, ...) accept any qualified
+	// name. test/fidelity compares.
+	if s.ObjectTyper == nil {
+		return nil
+	}
+	if kinds, _, err := s.ObjectKinds(obj); err != nil || len(kinds) == 0 || !coreMetaGroups[kinds[0].Group] {
+		return nil
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,7 +112,16 @@ func TestResetFields(t *testing.T) {
 }
 
 func TestStrategyRefusesUnqualifiedFinalizers(t *testing.T) {
-	s := NewStrategy(runtime.NewScheme(), Namespaced, validateName, validateNameUpdate)
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypes(corev1.SchemeGroupVersion, &corev1.ConfigMap{})
+	scheme.AddKnownTypes(coordinationv1.SchemeGroupVersion, &coordinationv1.Lease{})
+	// Only the core group checks finalizer names, as in Kubernetes.
+	leases := NewStrategy(scheme, Namespaced, func(*coordinationv1.Lease) field.ErrorList { return nil }, func(_, _ *coordinationv1.Lease) field.ErrorList { return nil })
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "a", Finalizers: []string{"cleanup"}}}
+	if errs := leases.Validate(t.Context(), lease); len(errs) != 0 {
+		t.Errorf("an unqualified finalizer on a lease: %v", errs)
+	}
+	s := NewStrategy(scheme, Namespaced, validateName, validateNameUpdate)
 	for _, tt := range []struct {
 		finalizers []string
 		wantField  string

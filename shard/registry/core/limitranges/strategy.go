@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/tessera-dev/tessera/shard/registry/store"
 )
@@ -19,6 +20,14 @@ type Strategy struct {
 // typer.
 func NewStrategy(typer runtime.ObjectTyper) Strategy {
 	return Strategy{store.NewStrategy(typer, store.Namespaced, Validate, ValidateUpdate)}
+}
+
+// PrepareForCreate names a limit range without a name, as Kubernetes does,
+// with a random UUID.
+func (Strategy) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	if lr := obj.(*corev1.LimitRange); lr.Name == "" {
+		lr.Name = string(uuid.NewUUID())
+	}
 }
 
 // AllowCreateOnUpdate is true: PUT creates a missing limit range.

@@ -60,15 +60,12 @@ func validateType(t corev1.LimitType, fldPath *field.Path) field.ErrorList {
 func validateItem(item *corev1.LimitRangeItem, idxPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	validateList := func(list corev1.ResourceList, fldPath *field.Path) {
-		for name, q := range list {
+		for name := range list {
 			namePath := fldPath.Key(string(name))
 			if item.Type == corev1.LimitTypePod || item.Type == corev1.LimitTypeContainer {
 				allErrs = append(allErrs, resourcename.ValidateContainer(name, namePath)...)
 			} else {
 				allErrs = append(allErrs, resourcename.Validate(name, namePath)...)
-			}
-			if q.Sign() < 0 {
-				allErrs = append(allErrs, field.Invalid(namePath, q.String(), "must be greater than or equal to 0"))
 			}
 		}
 	}

@@ -1,0 +1,158 @@
+package fidelity
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// metaEdit changes the metadata of an object.
+type metaEdit struct {
+	name string
+	fn   func(m metav1.Object)
+}
+
+// metadataEdits are the edge cases of ObjectMeta every kind is tried with.
+var metadataEdits = []metaEdit{
+	{"as is", func(metav1.Object) {}},
+	{"no name", func(m metav1.Object) { m.SetName("") }},
+	{"generateName", func(m metav1.Object) { m.SetName(""); m.SetGenerateName("gen-") }},
+	{"upper-case name", func(m metav1.Object) { m.SetName("Upper") }},
+	{"dotted name", func(m metav1.Object) { m.SetName("a.b.c") }},
+	{"double dot name", func(m metav1.Object) { m.SetName("a..b") }},
+	{"underscore name", func(m metav1.Object) { m.SetName("a_b") }},
+	{"name with colon", func(m metav1.Object) { m.SetName("a:b") }},
+	{"63-character name", func(m metav1.Object) { m.SetName(strings.Repeat("a", 63)) }},
+	{"64-character name", func(m metav1.Object) { m.SetName(strings.Repeat("a", 64)) }},
+	{"253-character name", func(m metav1.Object) { m.SetName(strings.Repeat("a", 253)) }},
+	{"254-character name", func(m metav1.Object) { m.SetName(strings.Repeat("a", 254)) }},
+	{"name ..", func(m metav1.Object) { m.SetName("..") }},
+	{"name with slash", func(m metav1.Object) { m.SetName("a/b") }},
+	{"name with percent", func(m metav1.Object) { m.SetName("a%b") }},
+	{"good labels", func(m metav1.Object) {
+		m.SetLabels(map[string]string{"app": "web", "example.com/tier": "front", "empty": ""})
+	}},
+	{"label key with two slashes", func(m metav1.Object) { m.SetLabels(map[string]string{"a/b/c": "x"}) }},
+	{"label value too long", func(m metav1.Object) { m.SetLabels(map[string]string{"a": strings.Repeat("v", 64)}) }},
+	{"label value with space", func(m metav1.Object) { m.SetLabels(map[string]string{"a": "b c"}) }},
+	{"label prefix upper case", func(m metav1.Object) { m.SetLabels(map[string]string{"Example.com/a": "b"}) }},
+	{"good annotations", func(m metav1.Object) {
+		m.SetAnnotations(map[string]string{"example.com/note": "any value: with spaces\nand lines"})
+	}},
+	{"annotation key invalid", func(m metav1.Object) { m.SetAnnotations(map[string]string{"bad key": "x"}) }},
+	{"annotations too large", func(m metav1.Object) {
+		m.SetAnnotations(map[string]string{"a": strings.Repeat("x", 256*1024)})
+	}},
+	{"qualified finalizer", func(m metav1.Object) { m.SetFinalizers([]string{"example.com/cleanup"}) }},
+	{"unqualified finalizer", func(m metav1.Object) { m.SetFinalizers([]string{"cleanup"}) }},
+	{"finalizer kubernetes", func(m metav1.Object) { m.SetFinalizers([]string{"kubernetes"}) }},
+	{"finalizer orphan", func(m metav1.Object) { m.SetFinalizers([]string{metav1.FinalizerOrphanDependents}) }},
+	{"finalizer with two slashes", func(m metav1.Object) { m.SetFinalizers([]string{"a/b/c"}) }},
+	{"duplicate finalizers", func(m metav1.Object) { m.SetFinalizers([]string{"example.com/x", "example.com/x"}) }},
+	{"orphan and foreground finalizers", func(m metav1.Object) {
+		m.SetFinalizers([]string{metav1.FinalizerOrphanDependents, metav1.FinalizerDeleteDependents})
+	}},
+	{"owner reference", func(m metav1.Object) {
+		m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "uid-1"}})
+	}},
+	{"owner reference without uid", func(m metav1.Object) {
+		m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner"}})
+	}},
+	{"two controller owners", func(m metav1.Object) {
+		yes := true
+		m.SetOwnerReferences([]metav1.OwnerReference{
+			{APIVersion: "v1", Kind: "ConfigMap", Name: "a", UID: "uid-a", Controller: &yes},
+			{APIVersion: "v1", Kind: "ConfigMap", Name: "b", UID: "uid-b", Controller: &yes},
+		})
+	}},
+	{"owner reference with bad apiVersion", func(m metav1.Object) {
+		m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "a/b/c", Kind: "ConfigMap", Name: "owner", UID: "u"}})
+	}},
+	{"negative deletion grace period", func(m metav1.Object) { g := int64(-1); m.SetDeletionGracePeriodSeconds(&g) }},
+	{"managed fields", func(m metav1.Object) {
+		m.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"}})
+	}},
+	{"managed fields without operation", func(m metav1.Object) {
+		m.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "m", APIVersion: "v1"}})
+	}},
+}
+
+// namespacedEdits are tried with namespaced kinds only.
+var namespacedEdits = []metaEdit{
+	{"no namespace", func(m metav1.Object) { m.SetNamespace("") }},
+	{"upper-case namespace", func(m metav1.Object) { m.SetNamespace("Default") }},
+}
+
+// corpus returns k's valid object with every metadata edit, and random
+// objects: the valid object with random labels, annotations and finalizers.
+func corpus(k kind) []testCase {
+	var out []testCase
+	edits := metadataEdits
+	if m, _ := meta.Accessor(k.valid()); m.GetNamespace() != "" {
+		edits = append(append([]metaEdit{}, edits...), namespacedEdits...)
+	}
+	for _, e := range edits {
+		obj := k.valid()
+		m, _ := meta.Accessor(obj)
+		e.fn(m)
+		out = append(out, testCase{name: e.name, obj: obj})
+	}
+	rnd := rand.New(rand.NewPCG(1, uint64(len(k.gvr.Resource))))
+	for i := range 25 {
+		obj := k.valid()
+		m, _ := meta.Accessor(obj)
+		m.SetLabels(randomMap(rnd, labelKeys, labelValues))
+		m.SetAnnotations(randomMap(rnd, labelKeys, []string{"", "x", "a b", strings.Repeat("y", 300)}))
+		if rnd.IntN(3) == 0 {
+			m.SetFinalizers([]string{pick(rnd, "example.com/a", "b", "kubernetes", "x/y/z", "example.com/a")})
+		}
+		out = append(out, testCase{name: fmt.Sprintf("random %d", i), obj: obj})
+	}
+	return out
+}
+
+var (
+	labelKeys   = []string{"a", "app", "example.com/a", "a.b/c", "-a", "a-", "x/", "/x", strings.Repeat("k", 63), strings.Repeat("k", 64), "k8s.io/x", "A", "a b"}
+	labelValues = []string{"", "v", "V-1.2_3", "-v", "v-", strings.Repeat("v", 63), strings.Repeat("v", 64), "a b", "a/b"}
+)
+
+func pick(rnd *rand.Rand, s ...string) string { return s[rnd.IntN(len(s))] }
+
+func randomMap(rnd *rand.Rand, keys, values []string) map[string]string {
+	n := rnd.IntN(4)
+	if n == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for range n {
+		out[pick(rnd, keys...)] = pick(rnd, values...)
+	}
+	return out
+}
+
+// updateCorpus are edits of a created object that every kind is updated
+// with.
+func updateCorpus() []testCase {
+	edit := func(name string, fn func(m metav1.Object)) testCase {
+		return testCase{name: name, edit: func(obj runtime.Object) {
+			m, _ := meta.Accessor(obj)
+			fn(m)
+		}}
+	}
+	return []testCase{
+		edit("no change", func(metav1.Object) {}),
+		edit("new labels", func(m metav1.Object) { m.SetLabels(map[string]string{"x": "y"}) }),
+		edit("bad label", func(m metav1.Object) { m.SetLabels(map[string]string{"x/y/z": "y"}) }),
+		edit("renamed", func(m metav1.Object) { m.SetName("other") }),
+		edit("new uid", func(m metav1.Object) { m.SetUID("other-uid") }),
+		edit("finalizer added", func(m metav1.Object) { m.SetFinalizers([]string{"example.com/f"}) }),
+		edit("unqualified finalizer added", func(m metav1.Object) { m.SetFinalizers([]string{"f"}) }),
+		edit("creation timestamp changed", func(m metav1.Object) { m.SetCreationTimestamp(metav1.Unix(1, 0)) }),
+		edit("generation changed", func(m metav1.Object) { m.SetGeneration(m.GetGeneration() + 5) }),
+		edit("generateName changed", func(m metav1.Object) { m.SetGenerateName("x-") }),
+	}
+}

@@ -1,0 +1,305 @@
+package fidelity
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
+	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
+	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
+	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
+	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/registry/builtin"
+	"github.com/tessera-dev/tessera/shard/registry/core/namespaces"
+	"github.com/tessera-dev/tessera/shard/registry/store"
+)
+
+// kind is one built-in kind under test: upstream's strategy and internal
+// type, and a corpus of objects.
+type kind struct {
+	gvr      schema.GroupVersionResource
+	upstream rest.RESTCreateUpdateStrategy
+	// cases are new objects (v1), created as they are.
+	cases []testCase
+	// updates change a copy of a valid, created object.
+	updates []testCase
+	// valid returns a valid object.
+	valid func() runtime.Object
+}
+
+type testCase struct {
+	name string
+	obj  runtime.Object
+	// edit changes obj (for updates, the copy of the created object).
+	edit func(runtime.Object)
+}
+
+// deliberate lists the differences that are on purpose, by kind and case,
+// with the reason.
+var deliberate = map[string]string{
+	// An API that is accepted must take effect: logical clusters run no
+	// pods, so a quota on pods or compute resources would be stored and
+	// never enforced. Tessera refuses it with 422; count quotas work.
+	"resourcequotas/create pods": "quotas count objects only",
+}
+
+func TestMain(m *testing.M) {
+	// Upstream's declarative validation logs every duplicate error.
+	klog.SetOutput(io.Discard)
+	klog.LogToStderr(false)
+	os.Exit(m.Run())
+}
+
+// outcome is what a strategy made of an object.
+type outcome struct {
+	err    error
+	fields []string
+	obj    runtime.Object
+}
+
+func (o outcome) accepted() bool { return o.err == nil }
+
+func fieldsOf(err error) []string {
+	var out []string
+	var agg interface{ Errors() []error }
+	_ = agg
+	if list, ok := err.(interface{ Status() metav1.Status }); ok {
+		st := list.Status()
+		if st.Details != nil {
+			for _, c := range st.Details.Causes {
+				out = append(out, c.Field)
+			}
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// requestContext is the context of a create or update of gvr in ns, by a
+// shard admin, in the logical cluster system:admin (where Tessera serves
+// every built-in kind, flowcontrol included).
+func requestContext(gvr schema.GroupVersionResource, ns, verb string) context.Context {
+	ctx := genericapirequest.WithRequestInfo(context.Background(), &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: verb, APIGroup: gvr.Group, APIVersion: gvr.Version, Resource: gvr.Resource, Namespace: ns,
+	})
+	ctx = genericapirequest.WithNamespace(ctx, ns)
+	ctx = logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: logicalcluster.SystemAdmin})
+	return genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}})
+}
+
+// noStorage builds Tessera's registries without etcd: only their
+// strategies are used.
+type noStorage struct{ scheme *runtime.Scheme }
+
+func (g noStorage) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	cfg := storagebackend.NewDefaultConfig("/registry", nil)
+	return generic.RESTOptions{
+		StorageConfig: cfg.ForResource(resource),
+		Decorator: func(*storagebackend.ConfigForResource, string, func(runtime.Object) (string, error), func() runtime.Object, func() runtime.Object,
+			storage.AttrFunc, storage.IndexerFuncs, *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+			return nil, func() {}, nil
+		},
+		ResourcePrefix: resource.Group + "/" + resource.Resource,
+	}, nil
+}
+
+// strategies are Tessera's create and update strategies of a resource.
+type strategies struct {
+	create rest.RESTCreateStrategy
+	update rest.RESTUpdateStrategy
+}
+
+// tessera returns Tessera's scheme and the create and update strategies of
+// every built-in resource.
+func tessera(t *testing.T) (*runtime.Scheme, map[schema.GroupVersionResource]strategies) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := builtin.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	stores := map[schema.GroupVersionResource]strategies{}
+	for _, r := range builtin.Resources() {
+		storages, err := r.Storage(scheme, noStorage{scheme})
+		if err != nil {
+			t.Fatalf("%s: %v", r.Resource, err)
+		}
+		st, ok := storages[r.Resource].(*store.REST)
+		if !ok {
+			continue
+		}
+		stores[r.GroupVersion.WithResource(r.Resource)] = strategies{st.Store.CreateStrategy, st.Store.UpdateStrategy}
+	}
+	// Namespaces have a storage of their own (deletion goes through the
+	// namespace controller); their strategy is the package's.
+	ns := namespaces.NewStrategy(scheme)
+	stores[corev1.SchemeGroupVersion.WithResource("namespaces")] = strategies{ns, ns}
+	return scheme, stores
+}
+
+// viaUpstream defaults obj (a v1 object) with upstream's scheme, converts
+// it to the internal version, runs upstream's strategy (create, or update
+// over old), and converts the result back to v1.
+func viaUpstream(k kind, obj, old runtime.Object) outcome {
+	obj = obj.DeepCopyObject()
+	legacyscheme.Scheme.Default(obj)
+	internal, err := legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Group: k.gvr.Group, Version: runtime.APIVersionInternal})
+	if err != nil {
+		return outcome{err: fmt.Errorf("converting to internal: %w", err)}
+	}
+	ns := namespaceOf(obj)
+	if old == nil {
+		fillSystemFields(internal)
+		err = rest.BeforeCreate(k.upstream, requestContext(k.gvr, ns, "create"), internal)
+	} else {
+		oldInternal, cerr := legacyscheme.Scheme.ConvertToVersion(old.DeepCopyObject(), schema.GroupVersion{Group: k.gvr.Group, Version: runtime.APIVersionInternal})
+		if cerr != nil {
+			return outcome{err: cerr}
+		}
+		err = rest.BeforeUpdate(k.upstream, requestContext(k.gvr, ns, "update"), internal, oldInternal)
+	}
+	if err != nil {
+		return outcome{err: err, fields: fieldsOf(err)}
+	}
+	back, cerr := legacyscheme.Scheme.ConvertToVersion(internal, k.gvr.GroupVersion())
+	if cerr != nil {
+		return outcome{err: cerr}
+	}
+	return outcome{obj: back}
+}
+
+// viaTessera does the same with Tessera's scheme and strategies.
+func viaTessera(scheme *runtime.Scheme, st strategies, k kind, obj, old runtime.Object) outcome {
+	obj = obj.DeepCopyObject()
+	scheme.Default(obj)
+	ns := namespaceOf(obj)
+	var err error
+	if old == nil {
+		fillSystemFields(obj)
+		err = rest.BeforeCreate(st.create, requestContext(k.gvr, ns, "create"), obj)
+	} else {
+		err = rest.BeforeUpdate(st.update, requestContext(k.gvr, ns, "update"), obj, old.DeepCopyObject())
+	}
+	if err != nil {
+		return outcome{err: err, fields: fieldsOf(err)}
+	}
+	return outcome{obj: obj}
+}
+
+// fillSystemFields does what the generic store does before BeforeCreate.
+func fillSystemFields(obj runtime.Object) {
+	if m, err := meta.Accessor(obj); err == nil {
+		rest.FillObjectMetaSystemFields(m)
+	}
+}
+
+func namespaceOf(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetNamespace()
+}
+
+// normalize clears what BeforeCreate fills with fresh values: the UID, the
+// creation time, and a random name (a LimitRange without a name gets a
+// UUID).
+func normalize(obj runtime.Object, requested runtime.Object) runtime.Object {
+	obj = obj.DeepCopyObject()
+	m, _ := meta.Accessor(obj)
+	m.SetUID("")
+	m.SetCreationTimestamp(metav1.Time{})
+	if r, err := meta.Accessor(requested); err == nil && r.GetName() == "" && r.GetGenerateName() == "" {
+		m.SetName("")
+	}
+	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	return obj
+}
+
+// compare runs one case through both and reports differences.
+func compare(t *testing.T, scheme *runtime.Scheme, st strategies, k kind, name string, obj, old runtime.Object) bool {
+	t.Helper()
+	up := viaUpstream(k, obj, old)
+	ts := viaTessera(scheme, st, k, obj, old)
+	key := k.gvr.Resource + "/" + name
+	if reason, ok := deliberate[key]; ok {
+		t.Logf("%s: deliberate difference (%s): upstream %v, Tessera %v", key, reason, up.err, ts.err)
+		return true
+	}
+	if up.accepted() != ts.accepted() {
+		t.Errorf("%s: upstream accepted=%v (%v), Tessera accepted=%v (%v)", key, up.accepted(), up.err, ts.accepted(), ts.err)
+		return false
+	}
+	if !up.accepted() {
+		if !slices.Equal(up.fields, ts.fields) {
+			t.Logf("%s: both refuse, on fields %v (upstream) and %v (Tessera)", key, up.fields, ts.fields)
+		}
+		return true
+	}
+	if a, b := normalize(up.obj, obj), normalize(ts.obj, obj); !equality.Semantic.DeepEqual(a, b) {
+		t.Errorf("%s: defaulted objects differ:\nupstream: %+v\nTessera:  %+v", key, a, b)
+		return false
+	}
+	return true
+}
+
+func TestFidelity(t *testing.T) {
+	scheme, stores := tessera(t)
+	total := 0
+	for _, k := range append(kinds(), policyKinds()...) {
+		st, ok := stores[k.gvr]
+		if !ok {
+			t.Errorf("Tessera serves no %s", k.gvr)
+			continue
+		}
+		t.Run(k.gvr.Resource, func(t *testing.T) {
+			for _, c := range append(corpus(k), k.cases...) {
+				compare(t, scheme, st, k, "create "+c.name, c.obj, nil)
+				total++
+			}
+			base := k.valid()
+			created := viaTessera(scheme, st, k, base, nil)
+			if created.err != nil {
+				t.Fatalf("the valid %s is refused: %v", k.gvr.Resource, created.err)
+			}
+			old := created.obj
+			m, _ := meta.Accessor(old)
+			m.SetResourceVersion("1")
+			for _, c := range append(updateCorpus(), k.updates...) {
+				obj := old.DeepCopyObject()
+				c.edit(obj)
+				compare(t, scheme, st, k, "update "+c.name, obj, old)
+				total++
+			}
+		})
+	}
+	t.Logf("%d cases compared", total)
+	_ = strings.TrimSpace
+	_ = field.NewPath
+}

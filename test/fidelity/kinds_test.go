@@ -1,0 +1,309 @@
+package fidelity
+
+import (
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingwebhookconfiguration"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingwebhookconfiguration"
+	"k8s.io/kubernetes/pkg/registry/coordination/lease"
+	"k8s.io/kubernetes/pkg/registry/core/configmap"
+	"k8s.io/kubernetes/pkg/registry/core/event"
+	"k8s.io/kubernetes/pkg/registry/core/limitrange"
+	"k8s.io/kubernetes/pkg/registry/core/namespace"
+	"k8s.io/kubernetes/pkg/registry/core/resourcequota"
+	"k8s.io/kubernetes/pkg/registry/core/secret"
+	"k8s.io/kubernetes/pkg/registry/core/serviceaccount"
+	"k8s.io/kubernetes/pkg/registry/flowcontrol/flowschema"
+	"k8s.io/kubernetes/pkg/registry/flowcontrol/prioritylevelconfiguration"
+	"k8s.io/kubernetes/pkg/registry/rbac/clusterrole"
+	"k8s.io/kubernetes/pkg/registry/rbac/clusterrolebinding"
+	"k8s.io/kubernetes/pkg/registry/rbac/role"
+	"k8s.io/kubernetes/pkg/registry/rbac/rolebinding"
+	"k8s.io/utils/ptr"
+)
+
+func om(name, ns string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: ns} }
+
+func obj[T runtime.Object](name string, o T) testCase { return testCase{name: name, obj: o} }
+
+func edit[T runtime.Object](name string, fn func(T)) testCase {
+	return testCase{name: name, edit: func(o runtime.Object) { fn(o.(T)) }}
+}
+
+func kinds() []kind {
+	return []kind{
+		{
+			gvr: corev1.SchemeGroupVersion.WithResource("configmaps"), upstream: configmap.Strategy,
+			valid: func() runtime.Object {
+				return &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{"a": "b"}, BinaryData: map[string][]byte{"c": []byte("d")}}
+			},
+			cases: []testCase{
+				obj("bad key", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{"a/b": "x"}}),
+				obj("dot key", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{".": "x"}}),
+				obj("dotted keys", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{".a": "x", "a.b_c-d": "y"}}),
+				obj("key in data and binaryData", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{"a": "x"}, BinaryData: map[string][]byte{"a": nil}}),
+				obj("too large", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{"a": strings.Repeat("x", 1024*1024+1)}}),
+				obj("immutable", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Immutable: ptr.To(true)}),
+			},
+			updates: []testCase{
+				edit("data changed", func(c *corev1.ConfigMap) { c.Data = map[string]string{"z": "1"} }),
+				edit("made immutable", func(c *corev1.ConfigMap) { c.Immutable = ptr.To(true) }),
+			},
+		},
+		{
+			gvr: corev1.SchemeGroupVersion.WithResource("secrets"), upstream: secret.Strategy,
+			valid: func() runtime.Object {
+				return &corev1.Secret{ObjectMeta: om("s", "default"), Data: map[string][]byte{"a": []byte("b")}, StringData: map[string]string{"c": "d"}}
+			},
+			cases: []testCase{
+				obj("bad key", &corev1.Secret{ObjectMeta: om("s", "default"), Data: map[string][]byte{"a/b": nil}}),
+				obj("tls without key", &corev1.Secret{ObjectMeta: om("s", "default"), Type: corev1.SecretTypeTLS, Data: map[string][]byte{"tls.crt": []byte("x")}}),
+				obj("tls", &corev1.Secret{ObjectMeta: om("s", "default"), Type: corev1.SecretTypeTLS, Data: map[string][]byte{"tls.crt": []byte("x"), "tls.key": []byte("y")}}),
+				obj("sa token without annotation", &corev1.Secret{ObjectMeta: om("s", "default"), Type: corev1.SecretTypeServiceAccountToken}),
+				obj("sa token", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default", Annotations: map[string]string{corev1.ServiceAccountNameKey: "default"}}, Type: corev1.SecretTypeServiceAccountToken}),
+				obj("dockerconfigjson bad", &corev1.Secret{ObjectMeta: om("s", "default"), Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{".dockerconfigjson": []byte("{")}}),
+				obj("dockerconfigjson", &corev1.Secret{ObjectMeta: om("s", "default"), Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{".dockerconfigjson": []byte(`{"auths":{}}`)}}),
+				obj("basic auth empty", &corev1.Secret{ObjectMeta: om("s", "default"), Type: corev1.SecretTypeBasicAuth}),
+				obj("ssh auth", &corev1.Secret{ObjectMeta: om("s", "default"), Type: corev1.SecretTypeSSHAuth}),
+				obj("custom type", &corev1.Secret{ObjectMeta: om("s", "default"), Type: "example.com/thing"}),
+				obj("bad type", &corev1.Secret{ObjectMeta: om("s", "default"), Type: "a b"}),
+				obj("too large", &corev1.Secret{ObjectMeta: om("s", "default"), Data: map[string][]byte{"a": []byte(strings.Repeat("x", 1024*1024+1))}}),
+			},
+			updates: []testCase{
+				edit("type changed", func(s *corev1.Secret) { s.Type = corev1.SecretTypeBasicAuth }),
+				edit("made immutable", func(s *corev1.Secret) { s.Immutable = ptr.To(true) }),
+				edit("data changed", func(s *corev1.Secret) { s.Data = map[string][]byte{"x": []byte("y")} }),
+			},
+		},
+		{
+			gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), upstream: namespace.Strategy,
+			valid: func() runtime.Object { return &corev1.Namespace{ObjectMeta: om("team", "")} },
+			cases: []testCase{
+				obj("dotted name", &corev1.Namespace{ObjectMeta: om("a.b", "")}),
+				obj("64-character name", &corev1.Namespace{ObjectMeta: om(strings.Repeat("n", 64), "")}),
+				obj("spec finalizer", &corev1.Namespace{ObjectMeta: om("team", ""), Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"example.com/x"}}}),
+				obj("bad spec finalizer", &corev1.Namespace{ObjectMeta: om("team", ""), Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"a/b/c"}}}),
+				obj("status set", &corev1.Namespace{ObjectMeta: om("team", ""), Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}),
+			},
+			updates: []testCase{
+				edit("spec finalizers changed", func(n *corev1.Namespace) { n.Spec.Finalizers = nil }),
+			},
+		},
+		{
+			gvr: corev1.SchemeGroupVersion.WithResource("serviceaccounts"), upstream: serviceaccount.Strategy,
+			valid: func() runtime.Object { return &corev1.ServiceAccount{ObjectMeta: om("sa", "default")} },
+			cases: []testCase{
+				obj("secrets", &corev1.ServiceAccount{ObjectMeta: om("sa", "default"), Secrets: []corev1.ObjectReference{{Name: "s"}}}),
+				obj("image pull secrets", &corev1.ServiceAccount{ObjectMeta: om("sa", "default"), ImagePullSecrets: []corev1.LocalObjectReference{{Name: "p"}}}),
+			},
+		},
+		{
+			gvr: corev1.SchemeGroupVersion.WithResource("limitranges"), upstream: limitrange.Strategy,
+			valid: func() runtime.Object {
+				return &corev1.LimitRange{ObjectMeta: om("lr", "default"), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+					Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}, Min: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+				}}}}
+			},
+			cases: []testCase{
+				obj("min above max", &corev1.LimitRange{ObjectMeta: om("lr", "default"), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+					Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}, Min: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+				}}}}),
+				obj("only max: defaults follow", &corev1.LimitRange{ObjectMeta: om("lr", "default"), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+					Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+				}}}}),
+				obj("negative", &corev1.LimitRange{ObjectMeta: om("lr", "default"), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+					Type: corev1.LimitTypePod, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("-1")},
+				}}}}),
+				obj("pod with default", &corev1.LimitRange{ObjectMeta: om("lr", "default"), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+					Type: corev1.LimitTypePod, Default: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+				}}}}),
+				obj("pvc storage", &corev1.LimitRange{ObjectMeta: om("lr", "default"), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+					Type: corev1.LimitTypePersistentVolumeClaim, Min: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+				}}}}),
+			},
+		},
+		{
+			gvr: corev1.SchemeGroupVersion.WithResource("resourcequotas"), upstream: resourcequota.Strategy,
+			valid: func() runtime.Object {
+				return &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": resource.MustParse("10")}}}
+			},
+			cases: []testCase{
+				obj("negative", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": resource.MustParse("-1")}}}),
+				obj("fractional count", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1500m")}}}),
+				obj("bad resource name", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"a b": resource.MustParse("1")}}}),
+				obj("scopes", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1")}, Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort}}}),
+				obj("status set", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"configmaps": resource.MustParse("1")}}, Status: corev1.ResourceQuotaStatus{Used: corev1.ResourceList{"configmaps": resource.MustParse("1")}}}),
+				obj("pods", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1"), "requests.cpu": resource.MustParse("1")}}}),
+			},
+		},
+		{
+			gvr: corev1.SchemeGroupVersion.WithResource("events"), upstream: event.Strategy,
+			valid: func() runtime.Object {
+				return &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, Reason: "Tested", Message: "m", Type: corev1.EventTypeNormal}
+			},
+			cases: []testCase{
+				obj("involved object in another namespace", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "other", Name: "cm"}}),
+				obj("bad type", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, Type: "Bad"}),
+				obj("events.k8s.io fields", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, EventTime: metav1.NowMicro(), ReportingController: "example.com/c", ReportingInstance: "i", Action: "A", Reason: "R", Type: corev1.EventTypeWarning}),
+				obj("eventTime without controller", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, EventTime: metav1.NowMicro()}),
+			},
+		},
+		{
+			gvr: coordinationv1.SchemeGroupVersion.WithResource("leases"), upstream: lease.Strategy,
+			valid: func() runtime.Object {
+				return &coordinationv1.Lease{ObjectMeta: om("l", "default"), Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("me"), LeaseDurationSeconds: ptr.To[int32](15)}}
+			},
+			cases: []testCase{
+				obj("zero duration", &coordinationv1.Lease{ObjectMeta: om("l", "default"), Spec: coordinationv1.LeaseSpec{LeaseDurationSeconds: ptr.To[int32](0)}}),
+				obj("negative transitions", &coordinationv1.Lease{ObjectMeta: om("l", "default"), Spec: coordinationv1.LeaseSpec{LeaseTransitions: ptr.To[int32](-1)}}),
+				obj("strategy without preferred holder", &coordinationv1.Lease{ObjectMeta: om("l", "default"), Spec: coordinationv1.LeaseSpec{Strategy: ptr.To(coordinationv1.OldestEmulationVersion)}}),
+			},
+		},
+		{
+			gvr: rbacv1.SchemeGroupVersion.WithResource("roles"), upstream: role.Strategy,
+			valid: func() runtime.Object {
+				return &rbacv1.Role{ObjectMeta: om("r", "default"), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}}
+			},
+			cases: []testCase{
+				obj("no verbs", &rbacv1.Role{ObjectMeta: om("r", "default"), Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}}}}),
+				obj("no api groups", &rbacv1.Role{ObjectMeta: om("r", "default"), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, Resources: []string{"configmaps"}}}}),
+				obj("non-resource urls in a role", &rbacv1.Role{ObjectMeta: om("r", "default"), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/x"}}}}),
+				obj("name with colon", &rbacv1.Role{ObjectMeta: om("system:r", "default")}),
+			},
+		},
+		{
+			gvr: rbacv1.SchemeGroupVersion.WithResource("clusterroles"), upstream: clusterrole.Strategy,
+			valid: func() runtime.Object {
+				return &rbacv1.ClusterRole{ObjectMeta: om("cr", ""), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}}}}
+			},
+			cases: []testCase{
+				obj("resources and urls", &rbacv1.ClusterRole{ObjectMeta: om("cr", ""), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"x"}, NonResourceURLs: []string{"/x"}}}}),
+				obj("aggregation", &rbacv1.ClusterRole{ObjectMeta: om("cr", ""), AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a": "b"}}}}}),
+				obj("bad aggregation selector", &rbacv1.ClusterRole{ObjectMeta: om("cr", ""), AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a/b/c": "b"}}}}}),
+				obj("name with colon", &rbacv1.ClusterRole{ObjectMeta: om("system:cr", "")}),
+			},
+		},
+		{
+			gvr: rbacv1.SchemeGroupVersion.WithResource("rolebindings"), upstream: rolebinding.Strategy,
+			valid: func() runtime.Object {
+				return &rbacv1.RoleBinding{ObjectMeta: om("rb", "default"), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"},
+					Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}, {Kind: rbacv1.ServiceAccountKind, Name: "sa", Namespace: "default"}}}
+			},
+			cases: []testCase{
+				obj("bad role kind", &rbacv1.RoleBinding{ObjectMeta: om("rb", "default"), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Bad", Name: "r"}}),
+				obj("role ref without name", &rbacv1.RoleBinding{ObjectMeta: om("rb", "default"), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role"}}),
+				obj("service account without namespace", &rbacv1.RoleBinding{ObjectMeta: om("rb", "default"), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "sa"}}}),
+				obj("user without api group", &rbacv1.RoleBinding{ObjectMeta: om("rb", "default"), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: "alice"}}}),
+				obj("bad subject kind", &rbacv1.RoleBinding{ObjectMeta: om("rb", "default"), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"}, Subjects: []rbacv1.Subject{{Kind: "Robot", Name: "r2"}}}),
+			},
+			updates: []testCase{
+				edit("role ref changed", func(b *rbacv1.RoleBinding) { b.RoleRef.Name = "other" }),
+			},
+		},
+		{
+			gvr: rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"), upstream: clusterrolebinding.Strategy,
+			valid: func() runtime.Object {
+				return &rbacv1.ClusterRoleBinding{ObjectMeta: om("crb", ""), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cr"},
+					Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "devs"}}}
+			},
+			cases: []testCase{
+				obj("role kind Role", &rbacv1.ClusterRoleBinding{ObjectMeta: om("crb", ""), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"}}),
+				obj("service account without namespace", &rbacv1.ClusterRoleBinding{ObjectMeta: om("crb", ""), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cr"}, Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "sa"}}}),
+			},
+			updates: []testCase{
+				edit("role ref changed", func(b *rbacv1.ClusterRoleBinding) { b.RoleRef.Name = "other" }),
+			},
+		},
+		{
+			gvr: admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), upstream: validatingwebhookconfiguration.Strategy,
+			valid: func() runtime.Object {
+				return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{validatingWebhook("a.example.com")}}
+			},
+			cases: []testCase{
+				obj("no side effects", &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{func() admissionregistrationv1.ValidatingWebhook {
+					w := validatingWebhook("a.example.com")
+					w.SideEffects = nil
+					return w
+				}()}}),
+				obj("duplicate names", &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{validatingWebhook("a.example.com"), validatingWebhook("a.example.com")}}),
+				obj("unqualified name", &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{validatingWebhook("a")}}),
+				obj("http url", &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{func() admissionregistrationv1.ValidatingWebhook {
+					w := validatingWebhook("a.example.com")
+					w.ClientConfig.URL = ptr.To("http://example.com/x")
+					return w
+				}()}}),
+				obj("bad match condition", &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{func() admissionregistrationv1.ValidatingWebhook {
+					w := validatingWebhook("a.example.com")
+					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "object.("}}
+					return w
+				}()}}),
+				obj("unknown review version", &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{func() admissionregistrationv1.ValidatingWebhook {
+					w := validatingWebhook("a.example.com")
+					w.AdmissionReviewVersions = []string{"v2"}
+					return w
+				}()}}),
+			},
+		},
+		{
+			gvr: admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), upstream: mutatingwebhookconfiguration.Strategy,
+			valid: func() runtime.Object {
+				w := validatingWebhook("a.example.com")
+				return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: om("m", ""), Webhooks: []admissionregistrationv1.MutatingWebhook{{
+					Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, SideEffects: w.SideEffects, AdmissionReviewVersions: w.AdmissionReviewVersions,
+				}}}
+			},
+		},
+		{
+			gvr: flowcontrolv1.SchemeGroupVersion.WithResource("prioritylevelconfigurations"), upstream: prioritylevelconfiguration.Strategy,
+			valid: func() runtime.Object {
+				return &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+					Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject}},
+				}}
+			},
+			cases: []testCase{
+				obj("queuing defaults", &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+					Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeQueue}},
+				}}),
+				obj("exempt with limited", &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+					Type: flowcontrolv1.PriorityLevelEnablementExempt, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{},
+				}}),
+			},
+		},
+		{
+			gvr: flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas"), upstream: flowschema.Strategy,
+			valid: func() runtime.Object {
+				return &flowcontrolv1.FlowSchema{ObjectMeta: om("fs", ""), Spec: flowcontrolv1.FlowSchemaSpec{
+					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 500,
+					Rules: []flowcontrolv1.PolicyRulesWithSubjects{{
+						Subjects:      []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindGroup, Group: &flowcontrolv1.GroupSubject{Name: "devs"}}},
+						ResourceRules: []flowcontrolv1.ResourcePolicyRule{{Verbs: []string{"get"}, APIGroups: []string{"*"}, Resources: []string{"*"}, ClusterScope: true}},
+					}},
+				}}
+			},
+			cases: []testCase{
+				obj("precedence too high", &flowcontrolv1.FlowSchema{ObjectMeta: om("fs", ""), Spec: flowcontrolv1.FlowSchemaSpec{
+					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 10001}}),
+				obj("no precedence", &flowcontrolv1.FlowSchema{ObjectMeta: om("fs", ""), Spec: flowcontrolv1.FlowSchemaSpec{
+					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}}}),
+			},
+		},
+	}
+}
+
+func validatingWebhook(name string) admissionregistrationv1.ValidatingWebhook {
+	return admissionregistrationv1.ValidatingWebhook{
+		Name:                    name,
+		ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://example.com/hook")},
+		Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
+		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+		AdmissionReviewVersions: []string{"v1"},
+	}
+}

@@ -159,6 +159,11 @@ func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterO
 		}
 		return orphanlogicalclusters.OwnerGone, nil
 	}
+	// The common case, an owner the informer has, costs no request; only
+	// an owner the cache does not show is looked up on the server.
+	if ws, err := s.Informers.Workspaces().Lister().Cluster(parent).Get(o.Name); err == nil && ws.UID == o.UID {
+		return orphanlogicalclusters.OwnerExists, nil
+	}
 	client, err := s.kcpClients.For(parent)
 	if err != nil {
 		return orphanlogicalclusters.OwnerUnknown, err

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -94,6 +96,40 @@ type sharedIndexInformer struct {
 	// while a handler joins a running informer, so that a joining handler
 	// sees every object exactly once.
 	blockDeltas sync.Mutex
+
+	// processed is the newest resourceVersion of an object applied to the
+	// store, parsed as a number (0 when none parses).
+	processed atomic.Uint64
+}
+
+// ProcessedResourceVersion returns the newest resourceVersion of any object
+// applied to the store so far. Unlike LastSyncResourceVersion, which moves
+// when the reflector receives an event, the store is guaranteed to reflect
+// every write up to it (for stores whose resourceVersions are etcd
+// revisions, as the shard's are); "" before the first object.
+func (s *sharedIndexInformer) ProcessedResourceVersion() string {
+	if v := s.processed.Load(); v > 0 {
+		return strconv.FormatUint(v, 10)
+	}
+	return ""
+}
+
+// noteProcessed raises processed to obj's resourceVersion.
+func (s *sharedIndexInformer) noteProcessed(obj any) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return
+	}
+	for {
+		cur := s.processed.Load()
+		if rv <= cur || s.processed.CompareAndSwap(cur, rv) {
+			return
+		}
+	}
 }
 
 var _ cache.SharedIndexInformer = &sharedIndexInformer{}
@@ -205,6 +241,13 @@ func (s *sharedIndexInformer) handleDeltas(obj any, isInInitialList bool) error 
 		default:
 			return fmt.Errorf("unexpected delta type %q", d.Type)
 		}
+	}
+	for _, d := range deltas {
+		obj := d.Object
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		s.noteProcessed(obj)
 	}
 	return nil
 }

@@ -445,3 +445,42 @@ func TestInformerStopsOnce(t *testing.T) {
 		informer.RunWithContext(t.Context())
 	})
 }
+
+// TestProcessedResourceVersion checks that the informer's processed
+// resourceVersion follows what its store holds: the newest object applied,
+// not what the reflector merely received.
+func TestProcessedResourceVersion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a := configMap("a", "ns", "x", "a")
+		a.ResourceVersion = "7"
+		src := newFakeWildcard(a)
+		informer := NewSharedIndexInformer(src.listWatch(), &corev1.ConfigMap{}, 0, nil)
+		p := informer.(interface{ ProcessedResourceVersion() string })
+		if got := p.ProcessedResourceVersion(); got != "" {
+			t.Fatalf("before running: %q, want empty", got)
+		}
+		runInformer(t, informer)
+		if !cache.WaitFor(t.Context(), "", informer.HasSyncedChecker()) {
+			t.Fatal("informer did not sync")
+		}
+		synctest.Wait()
+		if got := p.ProcessedResourceVersion(); got != "7" {
+			t.Errorf("after the list: %q, want 7 (the newest object stored)", got)
+		}
+		w := <-src.watchers
+		b := configMap("b", "ns", "y", "b")
+		b.ResourceVersion = "12"
+		w.Add(b)
+		synctest.Wait()
+		if got := p.ProcessedResourceVersion(); got != "12" {
+			t.Errorf("after an event at 12: %q", got)
+		}
+		older := configMap("a", "ns", "x", "a2")
+		older.ResourceVersion = "9"
+		w.Modify(older)
+		synctest.Wait()
+		if got := p.ProcessedResourceVersion(); got != "12" {
+			t.Errorf("after an event at 9 that arrived later: %q, want 12", got)
+		}
+	})
+}

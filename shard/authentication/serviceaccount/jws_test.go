@@ -117,6 +117,8 @@ func TestVerifyRefusesTampering(t *testing.T) {
 		"truncated sig":     parts[0] + "." + parts[1] + "." + parts[2][:10],
 		"malformed header":  "!!!." + parts[1] + "." + parts[2],
 		"signature garbage": parts[0] + "." + parts[1] + ".AAAA",
+		"line break":        parts[0] + "." + parts[1][:5] + "\n" + parts[1][5:] + "." + parts[2],
+		"unused bits set":   parts[0] + "." + parts[1] + "." + parts[2][:len(parts[2])-1] + string(flipLowBits(parts[2][len(parts[2])-1])),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := verifyToken(v, tampered); err == nil {
@@ -210,4 +212,16 @@ func FuzzParseAndVerify(f *testing.F) {
 			t.Fatalf("a token the signer did not produce verified: %q", token)
 		}
 	})
+}
+
+// flipLowBits returns another base64url character that decodes to the same
+// bytes when c is the last character of an unpadded part whose length
+// leaves unused bits (Go's lenient decoder ignores them), or c itself.
+func flipLowBits(c byte) byte {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	i := strings.IndexByte(alphabet, c)
+	if i < 0 {
+		return c
+	}
+	return alphabet[i^1]
 }

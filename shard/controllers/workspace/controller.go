@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -147,7 +148,12 @@ func New(cfg Config) (*Controller, error) {
 			}
 			return fromUnstructured(u)
 		},
-		readParent: func(ctx context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+		readParent: func(ctx context.Context, cluster logicalcluster.Name, resourceVersion string) (*corev1alpha1.LogicalCluster, error) {
+			if p, ok := lcs.Informer().(processedVersioner); ok && caughtUp(p.ProcessedResourceVersion(), resourceVersion) {
+				if u, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName); err == nil {
+					return fromUnstructured(u)
+				}
+			}
 			c, err := local.For(cluster)
 			if err != nil {
 				return nil, err
@@ -433,4 +439,20 @@ func (s *shardClients) Delete(ctx context.Context, shard *corev1alpha1.Shard, cl
 	return s.call(ctx, shard, cluster, func(ctx context.Context, c *kcpclient.Clientset) error {
 		return c.LogicalClusters().Delete(ctx, corev1alpha1.LogicalClusterName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	})
+}
+
+// processedVersioner is an informer that tells how far its store is
+// current (the shard's informers are).
+type processedVersioner interface{ ProcessedResourceVersion() string }
+
+// caughtUp tells whether an informer that has synced to resourceVersion
+// synced has seen every write up to want: both are etcd revisions of the
+// shard's one etcd. Anything that does not parse is not caught up.
+func caughtUp(synced, want string) bool {
+	s, err := strconv.ParseUint(synced, 10, 64)
+	if err != nil {
+		return false
+	}
+	w, err := strconv.ParseUint(want, 10, 64)
+	return err == nil && s >= w
 }

@@ -254,3 +254,17 @@ func TestWorkspacesForShard(t *testing.T) {
 		t.Errorf("a Shard outside root enqueued %v", keys(got))
 	}
 }
+
+func TestCaughtUp(t *testing.T) {
+	for _, tc := range []struct {
+		synced, want string
+		ok           bool
+	}{
+		{"100", "100", true}, {"101", "100", true}, {"99", "100", false}, {"", "100", false}, {"100", "", false}, {"x", "1", false},
+		{"18446744073709551615", "2", true},
+	} {
+		if got := caughtUp(tc.synced, tc.want); got != tc.ok {
+			t.Errorf("caughtUp(%q, %q) = %v, want %v", tc.synced, tc.want, got, tc.ok)
+		}
+	}
+}

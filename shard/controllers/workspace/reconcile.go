@@ -78,9 +78,11 @@ type workspaceReconciler struct {
 	// from the informer cache.
 	getLogicalCluster func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
 	// readParent reads the LogicalCluster of a Workspace's parent, a local
-	// logical cluster, from the server: what a child inherits (required
-	// groups) must not come from a cache that lags behind.
-	readParent func(ctx context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
+	// logical cluster: what a child inherits (required groups) must not
+	// come from a cache that lags behind the Workspace, so the cache is
+	// read only once it has seen every write up to resourceVersion (the
+	// Workspace's), and the server otherwise.
+	readParent func(ctx context.Context, cluster logicalcluster.Name, resourceVersion string) (*corev1alpha1.LogicalCluster, error)
 	// lookupType resolves WorkspaceType references.
 	lookupType TypeLookup
 
@@ -178,7 +180,7 @@ func (r *workspaceReconciler) schedule(ctx context.Context, key reconciler.Key, 
 // parentInfo returns what a child of ws's parent inherits. A result or an
 // error ends the reconcile.
 func (r *workspaceReconciler) parentInfo(ctx context.Context, key reconciler.Key, ws *tenancyv1alpha1.Workspace) (parentInfo, *reconciler.Result, error) {
-	parent, err := r.readParent(ctx, key.Cluster)
+	parent, err := r.readParent(ctx, key.Cluster, ws.ResourceVersion)
 	switch {
 	case apierrors.IsNotFound(err) && key.Cluster == logicalcluster.Root:
 		return parentInfoFrom(key.Cluster, nil), nil, nil

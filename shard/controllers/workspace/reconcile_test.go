@@ -342,7 +342,7 @@ func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 			}
 			return nil, apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), "cluster")
 		},
-		readParent: func(_ context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+		readParent: func(_ context.Context, cluster logicalcluster.Name, _ string) (*corev1alpha1.LogicalCluster, error) {
 			if lc, ok := e.parents[cluster]; ok {
 				return lc.DeepCopy(), nil
 			}

@@ -147,6 +147,15 @@ func parseToken(token string) (*jose.JSONWebSignature, []byte, error) {
 	if err != nil || len(jws.Signatures) != 1 {
 		return nil, nil, errNotJWT
 	}
+	// Tokens are signed over their base64url payload and name no critical
+	// extensions; go-jose would take an unencoded (b64: false) payload.
+	extra := jws.Signatures[0].Protected.ExtraHeaders
+	if _, ok := extra["b64"]; ok {
+		return nil, nil, errNotJWT
+	}
+	if _, ok := extra["crit"]; ok {
+		return nil, nil, errNotJWT
+	}
 	payload := jws.UnsafePayloadWithoutVerification()
 	if !json.Valid(payload) {
 		return nil, nil, errNotJWT

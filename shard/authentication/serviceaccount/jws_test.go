@@ -114,6 +114,7 @@ func TestVerifyRefusesTampering(t *testing.T) {
 		"alg HS256":         enc([]byte(`{"alg":"HS256","kid":"`+s.kid+`"}`)) + "." + parts[1] + "." + parts[2],
 		"other kid":         enc([]byte(`{"alg":"ES256","kid":"other"}`)) + "." + parts[1] + "." + parts[2],
 		"critical header":   enc([]byte(`{"alg":"ES256","crit":["exp"]}`)) + "." + parts[1] + "." + parts[2],
+		"unencoded payload": enc([]byte(`{"alg":"ES256","crit":["b64"],"b64":false}`)) + "." + parts[1] + "." + parts[2],
 		"truncated sig":     parts[0] + "." + parts[1] + "." + parts[2][:10],
 		"malformed header":  "!!!." + parts[1] + "." + parts[2],
 		"signature garbage": parts[0] + "." + parts[1] + ".AAAA",

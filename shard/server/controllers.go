@@ -17,6 +17,7 @@ import (
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/controllers/admissionpolicystatus"
 	"github.com/tessera-dev/tessera/shard/controllers/clusterroleaggregation"
 	crdctrl "github.com/tessera-dev/tessera/shard/controllers/crd"
 	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
@@ -80,7 +81,11 @@ func (s *Server) newControllers() error {
 	if err != nil {
 		return fmt.Errorf("service account token controller: %w", err)
 	}
-	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd, cra, tokens)
+	vapStatus, err := admissionpolicystatus.New(kube, s.Informers)
+	if err != nil {
+		return fmt.Errorf("validating admission policy status controller: %w", err)
+	}
+	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd, cra, tokens, vapStatus)
 	return s.newWorkspaceControllers()
 }
 

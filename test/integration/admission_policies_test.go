@@ -426,3 +426,58 @@ type allowEverything struct{}
 func (allowEverything) Authorize(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
 	return authorizer.DecisionAllow, "", nil
 }
+
+// TestValidatingAdmissionPolicyTypeChecking checks that the shard writes
+// status.typeChecking as kube-controller-manager does: a policy that reads
+// a field configmaps do not have gets a warning for that expression, a
+// correct one none, both with their observed generation.
+func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
+	s := framework.StartShard(t)
+	c := logicalcluster.Name("vap-typecheck")
+	createCluster(t, s, c)
+	ctx := t.Context()
+	client := kube(t, s, c).AdmissionregistrationV1().ValidatingAdmissionPolicies()
+	policy := func(name, expression string) *admissionregistrationv1.ValidatingAdmissionPolicy {
+		return &admissionregistrationv1.ValidatingAdmissionPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+					},
+				}}},
+				Validations: []admissionregistrationv1.Validation{{Expression: expression}},
+			},
+		}
+	}
+	for _, p := range []*admissionregistrationv1.ValidatingAdmissionPolicy{
+		policy("wrong-field", "object.spec.replicas > 1"),
+		policy("right-field", "!has(object.data) || object.data.size() < 10"),
+	} {
+		if _, err := client.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var warnings map[string][]admissionregistrationv1.ExpressionWarning
+	eventually(t, crdControllerTimeout, "both policies to be type-checked", func(ctx context.Context) (bool, error) {
+		warnings = map[string][]admissionregistrationv1.ExpressionWarning{}
+		for _, name := range []string{"wrong-field", "right-field"} {
+			p, err := client.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if p.Status.ObservedGeneration != p.Generation || p.Status.TypeChecking == nil {
+				return false, nil
+			}
+			warnings[name] = p.Status.TypeChecking.ExpressionWarnings
+		}
+		return true, nil
+	})
+	if w := warnings["wrong-field"]; len(w) != 1 || w[0].FieldRef != "spec.validations[0].expression" || !strings.Contains(w[0].Warning, "spec") {
+		t.Errorf("warnings of a policy reading a field configmaps lack: %+v", w)
+	}
+	if w := warnings["right-field"]; len(w) != 0 {
+		t.Errorf("warnings of a correct policy: %+v", w)
+	}
+}

@@ -129,7 +129,8 @@ func (v *Validator) validatePolicySpec(name string, spec *admissionregistrationv
 		allErrs = append(allErrs, validateMatchResources(spec.MatchConstraints, true, fldPath.Child("matchConstraints"))...)
 	}
 	if len(spec.Validations) == 0 && len(spec.AuditAnnotations) == 0 {
-		allErrs = append(allErrs, field.Required(fldPath.Child("validations"), "validations or auditAnnotations must contain at least one item"))
+		allErrs = append(allErrs, field.Required(fldPath.Child("validations"), "validations or auditAnnotations must contain at least one item"),
+			field.Required(fldPath.Child("auditAnnotations"), "validations or auditAnnotations must contain at least one item"))
 	}
 
 	cc, err := plugincel.NewCompositedCompiler(v.envSet())
@@ -352,7 +353,8 @@ func validateParamRef(ref *admissionregistrationv1.ParamRef, fldPath *field.Path
 	var allErrs field.ErrorList
 	switch {
 	case ref.Name != "" && ref.Selector != nil:
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("name"), "name and selector are mutually exclusive"))
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("name"), "name and selector are mutually exclusive"),
+			field.Forbidden(fldPath.Child("selector"), "name and selector are mutually exclusive"))
 	case ref.Name == "" && ref.Selector == nil:
 		allErrs = append(allErrs, field.Required(fldPath, "one of name or selector must be specified"))
 	}

@@ -28,7 +28,8 @@ func Validate(cm *corev1.ConfigMap) field.ErrorList {
 			allErrs = append(allErrs, field.Invalid(binaryPath.Key(key), key, msg))
 		}
 		if _, found := cm.Data[key]; found {
-			allErrs = append(allErrs, field.Invalid(binaryPath.Key(key), key, "duplicate of key present in data"))
+			// Reported on the data key, as Kubernetes does.
+			allErrs = append(allErrs, field.Invalid(field.NewPath("data").Key(key), key, "duplicate of key present in binaryData"))
 		}
 		totalSize += len(value)
 	}

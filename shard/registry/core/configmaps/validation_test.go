@@ -33,7 +33,7 @@ func TestValidate(t *testing.T) {
 		{name: "bad name", cm: newConfigMap(func(cm *corev1.ConfigMap) { cm.Name = "Not_Valid" }), wantField: "metadata.name"},
 		{name: "bad data key", cm: newConfigMap(func(cm *corev1.ConfigMap) { cm.Data = map[string]string{"a/b": ""} }), wantField: "data[a/b]"},
 		{name: "bad binary key", cm: newConfigMap(func(cm *corev1.ConfigMap) { cm.BinaryData = map[string][]byte{"..": nil} }), wantField: "binaryData[..]"},
-		{name: "key in data and binaryData", cm: newConfigMap(func(cm *corev1.ConfigMap) { cm.BinaryData = map[string][]byte{"app.properties": nil} }), wantField: "binaryData[app.properties]"},
+		{name: "key in data and binaryData", cm: newConfigMap(func(cm *corev1.ConfigMap) { cm.BinaryData = map[string][]byte{"app.properties": nil} }), wantField: "data[app.properties]"},
 		{name: "over 1MiB", cm: newConfigMap(func(cm *corev1.ConfigMap) {
 			cm.Data = map[string]string{"a": strings.Repeat("x", corev1.MaxSecretSize/2)}
 			cm.BinaryData = map[string][]byte{"b": make([]byte, corev1.MaxSecretSize/2+1)}

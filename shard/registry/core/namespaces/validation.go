@@ -25,9 +25,10 @@ func Validate(ns *corev1.Namespace) field.ErrorList {
 
 func validateFinalizers(finalizers []corev1.FinalizerName, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	for i, f := range finalizers {
+	for _, f := range finalizers {
 		name := string(f)
-		idxPath := fldPath.Index(i)
+		// Kubernetes reports these on spec.finalizers, without the index.
+		idxPath := fldPath
 		if errs := apivalidation.ValidateFinalizerName(name, idxPath); len(errs) > 0 {
 			allErrs = append(allErrs, errs...)
 			continue

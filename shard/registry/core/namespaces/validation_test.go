@@ -36,8 +36,8 @@ func TestValidate(t *testing.T) {
 			ns.Name = "a234567890123456789012345678901234567890123456789012345678901234"
 		}), wantField: "metadata.name"},
 		{name: "namespace set", ns: newNamespace(func(ns *corev1.Namespace) { ns.Namespace = "x" }), wantField: "metadata.namespace"},
-		{name: "unqualified finalizer", ns: newNamespace(func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"cleanup"} }), wantField: "spec.finalizers[0]"},
-		{name: "bad finalizer", ns: newNamespace(func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"a/b/c"} }), wantField: "spec.finalizers[0]"},
+		{name: "unqualified finalizer", ns: newNamespace(func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"cleanup"} }), wantField: "spec.finalizers"},
+		{name: "bad finalizer", ns: newNamespace(func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"a/b/c"} }), wantField: "spec.finalizers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +72,7 @@ func TestValidateUpdates(t *testing.T) {
 		{name: "status terminating while deleting", validate: errorPaths(ValidateStatusUpdate), old: newNamespace(deleting), new: newNamespace(deleting, terminating)},
 		{name: "status active while deleting", validate: errorPaths(ValidateStatusUpdate), old: newNamespace(deleting), new: newNamespace(deleting), wantField: "status.phase"},
 		{name: "finalize empties", validate: errorPaths(ValidateFinalizeUpdate), old: newNamespace(), new: newNamespace(func(ns *corev1.Namespace) { ns.Spec.Finalizers = nil })},
-		{name: "finalize bad name", validate: errorPaths(ValidateFinalizeUpdate), old: newNamespace(), new: newNamespace(func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"x"} }), wantField: "spec.finalizers[0]"},
+		{name: "finalize bad name", validate: errorPaths(ValidateFinalizeUpdate), old: newNamespace(), new: newNamespace(func(ns *corev1.Namespace) { ns.Spec.Finalizers = []corev1.FinalizerName{"x"} }), wantField: "spec.finalizers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,27 +28,14 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
-	"github.com/tessera-dev/tessera/shard/etcd"
+	"github.com/tessera-dev/tessera/shard/etcd/etcdtest"
 	"github.com/tessera-dev/tessera/shard/filters"
 )
 
 // startEtcd starts an embedded etcd for the test and returns its client URL.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	clientPort, err := etcd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	peerPort, err := etcd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := etcd.Start(t.Context(), etcd.Options{Dir: t.TempDir(), ClientPort: clientPort, PeerPort: peerPort, UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	return e.ClientURL
+	return etcdtest.Start(t)
 }
 
 // backend returns the storage configuration of the test etcd.

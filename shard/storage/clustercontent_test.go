@@ -11,26 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
-	"github.com/tessera-dev/tessera/shard/etcd"
+	"github.com/tessera-dev/tessera/shard/etcd/etcdtest"
 )
 
 // testEtcd starts an embedded etcd and returns a client of it.
 func testEtcd(t *testing.T) *clientv3.Client {
 	t.Helper()
-	clientPort, err := etcd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	peerPort, err := etcd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := etcd.Start(t.Context(), etcd.Options{Dir: t.TempDir(), ClientPort: clientPort, PeerPort: peerPort, UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{e.ClientURL}})
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdtest.Start(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
-	"github.com/tessera-dev/tessera/shard/etcd"
+	"github.com/tessera-dev/tessera/shard/etcd/etcdtest"
 	"github.com/tessera-dev/tessera/shard/registry/core/configmaps"
 	"github.com/tessera-dev/tessera/shard/storage"
 )
@@ -28,21 +28,8 @@ import (
 // layers (cluster-scoped keys, no watch cache) on a new embedded etcd.
 func configMaps(t *testing.T) *configMapsREST {
 	t.Helper()
-	clientPort, err := etcd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	peerPort, err := etcd.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := etcd.Start(t.Context(), etcd.Options{Dir: t.TempDir(), ClientPort: clientPort, PeerPort: peerPort, UnsafeNoFsync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
 	backend := storagebackend.NewDefaultConfig("/registry", nil)
-	backend.Transport.ServerList = []string{e.ClientURL}
+	backend.Transport.ServerList = []string{etcdtest.Start(t)}
 	scheme := runtime.NewScheme()
 	if err := configmaps.AddToScheme(scheme); err != nil {
 		t.Fatal(err)

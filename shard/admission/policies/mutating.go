@@ -5,12 +5,10 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apiserver/pkg/admission"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
-	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -47,8 +45,8 @@ type MutatingDependencies struct {
 // shard-wide LRU.
 type Mutating struct {
 	*admission.Handler
-	deps     MutatingDependencies
-	compiled *lru.Cache
+	deps MutatingDependencies
+	kind policyKind[*admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding, mutating.PolicyEvaluator]
 }
 
 var (
@@ -70,67 +68,35 @@ func NewMutating(deps MutatingDependencies) (*Mutating, error) {
 	}
 	return &Mutating{
 		// There is no object to mutate in a DELETE.
-		Handler:  admission.NewHandler(admission.Create, admission.Update, admission.Connect),
-		deps:     deps,
-		compiled: lru.New(n),
+		Handler: admission.NewHandler(admission.Create, admission.Update, admission.Connect),
+		deps:    deps,
+		kind: policyKind[*admissionregistrationv1.MutatingAdmissionPolicy, *admissionregistrationv1.MutatingAdmissionPolicyBinding, mutating.PolicyEvaluator]{
+			policies:   deps.Policies,
+			bindings:   deps.Bindings,
+			policyName: func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) string { return b.Spec.PolicyName },
+			paramKind: func(p *admissionregistrationv1.MutatingAdmissionPolicy) *admissionregistrationv1.ParamKind {
+				return p.Spec.ParamKind
+			},
+			compile:  compileMutating,
+			compiled: lru.New(n),
+		},
 	}, nil
 }
 
 // ValidateInitialization implements admission.InitializationValidator.
 func (m *Mutating) ValidateInitialization() error { return nil }
 
-func (m *Mutating) evaluator(p *admissionregistrationv1.MutatingAdmissionPolicy) mutating.PolicyEvaluator {
-	key := compiledKey{p.UID, p.Generation}
-	if e, ok := m.compiled.Get(key); ok {
-		return e.(mutating.PolicyEvaluator)
-	}
-	e := compileMutating(p)
-	m.compiled.Add(key, e)
-	return e
-}
-
 // Admit runs the mutating policies of the request's logical cluster.
 func (m *Mutating) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	cluster, ok := logicalcluster.ClusterFrom(ctx)
-	if !ok || cluster.Wildcard || excluded.Has(a.GetResource().GroupResource()) {
+	cluster, ok := requestCluster(ctx, a)
+	if !ok {
 		return nil
 	}
-	if !m.deps.Policies.Informer().HasSynced() || !m.deps.Bindings.Informer().HasSynced() {
-		return admission.NewForbidden(a, fmt.Errorf("not yet ready to handle request"))
-	}
-	policies, err := m.deps.Policies.Lister().Cluster(cluster.Name).List(labels.Everything())
-	if err != nil || len(policies) == 0 {
+	hooks, matcher, err := m.kind.hooks(m.deps.Dependencies, a, cluster)
+	if err != nil || len(hooks) == 0 {
 		return err
 	}
-	bindings, err := m.deps.Bindings.Lister().Cluster(cluster.Name).List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	byPolicy := map[string][]*admissionregistrationv1.MutatingAdmissionPolicyBinding{}
-	for _, b := range bindings {
-		byPolicy[b.Spec.PolicyName] = append(byPolicy[b.Spec.PolicyName], b)
-	}
-	hooks := make([]mutating.PolicyHook, 0, len(policies))
-	for _, p := range policies {
-		bs := byPolicy[p.Name]
-		if len(bs) == 0 {
-			continue
-		}
-		hook := mutating.PolicyHook{Policy: p, Bindings: bs, Evaluator: m.evaluator(p)}
-		if pk := p.Spec.ParamKind; pk != nil {
-			hook.ParamInformer, hook.ParamScope, hook.ConfigurationError = m.deps.params(cluster.Name, pk)
-		}
-		hooks = append(hooks, hook)
-	}
-	if len(hooks) == 0 {
-		return nil
-	}
-	client, err := m.deps.Clients.For(cluster.Name)
-	if err != nil {
-		return err
-	}
-	matcher := matching.NewMatcher(m.deps.Namespaces.Lister().Cluster(cluster.Name), client)
-	tcm := clusterTypeConverters{cluster: cluster.Name, get: m.deps.TypeConverters}
+	tcm := clusterTypeConverters{cluster: cluster, get: m.deps.TypeConverters}
 	return mutating.NewDispatcher(m.deps.Authorizer, matcher, tcm).Dispatch(ctx, a, o, hooks)
 }
 

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
-	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/dynamic"
@@ -84,8 +83,8 @@ type Dependencies struct {
 // Validating is the ValidatingAdmissionPolicy plugin of a shard.
 type Validating struct {
 	*admission.Handler
-	deps     Dependencies
-	compiled *lru.Cache
+	deps Dependencies
+	kind policyKind[*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding, validating.Validator]
 }
 
 var (
@@ -111,9 +110,18 @@ func New(deps Dependencies) (*Validating, error) {
 		n = DefaultMaxCompiled
 	}
 	return &Validating{
-		Handler:  admission.NewHandler(admission.Connect, admission.Create, admission.Delete, admission.Update),
-		deps:     deps,
-		compiled: lru.New(n),
+		Handler: admission.NewHandler(admission.Connect, admission.Create, admission.Delete, admission.Update),
+		deps:    deps,
+		kind: policyKind[*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding, validating.Validator]{
+			policies:   deps.Policies,
+			bindings:   deps.Bindings,
+			policyName: func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) string { return b.Spec.PolicyName },
+			paramKind: func(p *admissionregistrationv1.ValidatingAdmissionPolicy) *admissionregistrationv1.ParamKind {
+				return p.Spec.ParamKind
+			},
+			compile:  compile,
+			compiled: lru.New(n),
+		},
 	}, nil
 }
 
@@ -127,58 +135,16 @@ type compiledKey struct {
 	generation int64
 }
 
-// evaluator returns the compiled policy, compiling it on first use.
-func (v *Validating) evaluator(p *admissionregistrationv1.ValidatingAdmissionPolicy) validating.Validator {
-	key := compiledKey{p.UID, p.Generation}
-	if e, ok := v.compiled.Get(key); ok {
-		return e.(validating.Validator)
-	}
-	e := compile(p)
-	v.compiled.Add(key, e)
-	return e
-}
-
 // Validate runs the policies of the request's logical cluster.
 func (v *Validating) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	cluster, ok := logicalcluster.ClusterFrom(ctx)
-	if !ok || cluster.Wildcard || excluded.Has(a.GetResource().GroupResource()) {
+	cluster, ok := requestCluster(ctx, a)
+	if !ok {
 		return nil
 	}
-	if !v.deps.Policies.Informer().HasSynced() || !v.deps.Bindings.Informer().HasSynced() {
-		return admission.NewForbidden(a, fmt.Errorf("not yet ready to handle request"))
-	}
-	policies, err := v.deps.Policies.Lister().Cluster(cluster.Name).List(labels.Everything())
-	if err != nil || len(policies) == 0 {
+	hooks, matcher, err := v.kind.hooks(v.deps, a, cluster)
+	if err != nil || len(hooks) == 0 {
 		return err
 	}
-	bindings, err := v.deps.Bindings.Lister().Cluster(cluster.Name).List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	byPolicy := map[string][]*admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	for _, b := range bindings {
-		byPolicy[b.Spec.PolicyName] = append(byPolicy[b.Spec.PolicyName], b)
-	}
-	hooks := make([]validating.PolicyHook, 0, len(policies))
-	for _, p := range policies {
-		bs := byPolicy[p.Name]
-		if len(bs) == 0 {
-			continue
-		}
-		hook := validating.PolicyHook{Policy: p, Bindings: bs, Evaluator: v.evaluator(p)}
-		if pk := p.Spec.ParamKind; pk != nil {
-			hook.ParamInformer, hook.ParamScope, hook.ConfigurationError = v.deps.params(cluster.Name, pk)
-		}
-		hooks = append(hooks, hook)
-	}
-	if len(hooks) == 0 {
-		return nil
-	}
-	client, err := v.deps.Clients.For(cluster.Name)
-	if err != nil {
-		return err
-	}
-	matcher := matching.NewMatcher(v.deps.Namespaces.Lister().Cluster(cluster.Name), client)
 	return validating.NewDispatcher(v.deps.Authorizer, generic.NewPolicyMatcher(matcher)).Dispatch(ctx, a, o, hooks)
 }
 

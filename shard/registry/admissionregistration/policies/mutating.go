@@ -217,22 +217,8 @@ func (v *Validator) ValidateMutatingBindingUpdate(b, old *admissionregistrationv
 }
 
 func validateMutatingBindingSpec(spec *admissionregistrationv1.MutatingAdmissionPolicyBindingSpec, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	if spec.PolicyName == "" {
-		allErrs = append(allErrs, field.Required(fldPath.Child("policyName"), ""))
-	} else {
-		for _, msg := range apivalidation.NameIsDNSSubdomain(spec.PolicyName, false) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("policyName"), spec.PolicyName, msg))
-		}
-	}
-	if spec.ParamRef != nil {
-		allErrs = append(allErrs, validateParamRef(spec.ParamRef, fldPath.Child("paramRef"))...)
-	}
-	if spec.MatchResources != nil {
-		allErrs = append(allErrs, validateMatchResources(spec.MatchResources, false, fldPath.Child("matchResources"))...)
-		allErrs = append(allErrs, validateMutatingOperations(spec.MatchResources, fldPath.Child("matchResources"))...)
-	}
-	return allErrs
+	allErrs := validateBindingCommon(spec.PolicyName, spec.ParamRef, spec.MatchResources, fldPath)
+	return append(allErrs, validateMutatingOperations(spec.MatchResources, fldPath.Child("matchResources"))...)
 }
 
 // MutatingPolicyStrategy implements the create, update and delete

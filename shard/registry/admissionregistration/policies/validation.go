@@ -314,21 +314,29 @@ func (v *Validator) ValidateBindingUpdate(b, old *admissionregistrationv1.Valida
 	return append(allErrs, validateBindingSpec(&b.Spec, field.NewPath("spec"))...)
 }
 
-func validateBindingSpec(spec *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec, fldPath *field.Path) field.ErrorList {
+// validateBindingCommon checks what bindings of validating and mutating
+// policies share: the policy's name, the param reference and the match
+// resources.
+func validateBindingCommon(policyName string, paramRef *admissionregistrationv1.ParamRef, match *admissionregistrationv1.MatchResources, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	if spec.PolicyName == "" {
+	if policyName == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("policyName"), ""))
 	} else {
-		for _, msg := range apivalidation.NameIsDNSSubdomain(spec.PolicyName, false) {
-			allErrs = append(allErrs, field.Invalid(fldPath.Child("policyName"), spec.PolicyName, msg))
+		for _, msg := range apivalidation.NameIsDNSSubdomain(policyName, false) {
+			allErrs = append(allErrs, field.Invalid(fldPath.Child("policyName"), policyName, msg))
 		}
 	}
-	if spec.ParamRef != nil {
-		allErrs = append(allErrs, validateParamRef(spec.ParamRef, fldPath.Child("paramRef"))...)
+	if paramRef != nil {
+		allErrs = append(allErrs, validateParamRef(paramRef, fldPath.Child("paramRef"))...)
 	}
-	if spec.MatchResources != nil {
-		allErrs = append(allErrs, validateMatchResources(spec.MatchResources, false, fldPath.Child("matchResources"))...)
+	if match != nil {
+		allErrs = append(allErrs, validateMatchResources(match, false, fldPath.Child("matchResources"))...)
 	}
+	return allErrs
+}
+
+func validateBindingSpec(spec *admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec, fldPath *field.Path) field.ErrorList {
+	allErrs := validateBindingCommon(spec.PolicyName, spec.ParamRef, spec.MatchResources, fldPath)
 	actionsPath := fldPath.Child("validationActions")
 	if len(spec.ValidationActions) == 0 {
 		allErrs = append(allErrs, field.Required(actionsPath, ""))

@@ -5,6 +5,7 @@ package framework
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -53,7 +54,22 @@ func StartShard(t testing.TB, opts ...Option) *Shard {
 	}
 	s := &Shard{t: t, Options: o}
 	t.Cleanup(s.Stop)
-	s.Start()
+	// A port that was free when it was picked may be taken a moment later
+	// (another test's listener, any process's outgoing connection): pick
+	// new ports and start again, a few times.
+	for attempt := 1; ; attempt++ {
+		err := s.start()
+		if err == nil {
+			break
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("starting the shard, attempt %d: %v; trying other ports", attempt, err)
+		o.SecurePort = freePort(t)
+		o.EmbeddedEtcdClientPort = freePort(t)
+		o.EmbeddedEtcdPeerPort = freePort(t)
+	}
 	return s
 }
 
@@ -67,25 +83,33 @@ func freePort(t testing.TB) int {
 
 // Start starts (or restarts) the shard with its options and waits for /readyz.
 func (s *Shard) Start() {
+	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// start builds and runs the shard; an error means nothing is left running.
+func (s *Shard) start() error {
 	t := s.t
 	t.Helper()
 	completed, err := s.Options.Complete()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if errs := completed.Validate(); len(errs) > 0 {
-		t.Fatal(errs)
+		return fmt.Errorf("%v", errs)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg, err := server.NewConfig(completed)
 	if err != nil {
 		cancel()
-		t.Fatal(err)
+		return err
 	}
 	srv, err := cfg.Complete().New(ctx)
 	if err != nil {
 		cancel()
-		t.Fatal(err)
+		return err
 	}
 	s.URL = cfg.ServerURL
 	s.cancel = cancel
@@ -95,6 +119,7 @@ func (s *Shard) Start() {
 		t.Fatal(err)
 	}
 	s.waitReady()
+	return nil
 }
 
 func (s *Shard) waitReady() {

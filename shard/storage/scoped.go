@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	goerrors "errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -39,7 +40,12 @@ func (s *scoped) Create(ctx context.Context, key string, obj, out runtime.Object
 	if err != nil {
 		return err
 	}
-	return s.Interface.Create(ctx, k, obj, out, ttl)
+	err = s.Interface.Create(ctx, k, obj, out, ttl)
+	if goerrors.Is(err, storage.ErrResourceVersionSetOnCreate) {
+		// The client's mistake: upstream answers 500 Internal Error.
+		return errors.NewBadRequest(err.Error())
+	}
+	return err
 }
 
 func (s *scoped) Delete(ctx context.Context, key string, out runtime.Object, preconditions *storage.Preconditions,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,5 +181,17 @@ func TestScopedStorageKeepsSiblingClustersApart(t *testing.T) {
 		case <-timeout:
 			t.Fatal("no event of a's own write")
 		}
+	}
+}
+
+// TestCreateWithAResourceVersionIsRefused: a create that carries a
+// resourceVersion is the client's mistake, 400 Bad Request, not the 500
+// Internal Error upstream's storage leads to.
+func TestCreateWithAResourceVersionIsRefused(t *testing.T) {
+	r := configMaps(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "with-rv", ResourceVersion: "42"}}
+	_, err := r.Create(in(t.Context(), logicalcluster.Cluster{Name: "a"}, "ns"), cm, nil, &metav1.CreateOptions{})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "resourceVersion should not be set") {
+		t.Errorf("creating an object with a resourceVersion: %v, want 400 Bad Request", err)
 	}
 }

@@ -137,6 +137,32 @@
 // its connection and goroutines, per store as generic.NewRawStorage does;
 // the ClusterLayers are shard/storage's key scoping and annotation layers.
 // shard/storage.Decorator(false) works too, at the cost of a client per
-// (cluster, CRD, version). No watch cache is put in front of custom
-// resources: that would be a cache per cluster and CRD.
+// (cluster, CRD, version).
+//
+// # Watch cache
+//
+//	func (s *SharedEtcd) CachingDecorator() generic.StorageDecorator
+//	func (s *SharedEtcd) Run(ctx context.Context)
+//
+// With CachingDecorator (the shard's default, --watch-cache), lists,
+// watches and gets with a resourceVersion are served from one upstream
+// watch cache per group/resource, shared by every logical cluster and
+// every CRD of that name (shard/storage.SharedCache): it holds the objects
+// as stored, decoded without a schema, and lists and watches the whole
+// key prefix of the group/resource in etcd once. A request of one cluster
+// reads its own key range of the cache, and each object is converted on
+// the way out by the store of the cluster's CRD exactly as a read from
+// etcd decodes it (coerced and pruned by the schema of the stored
+// version, defaulted, converted into the served version; the codec's
+// FromStored), so a cluster never sees another cluster's schema applied.
+// Watchers are indexed by cluster: an event costs the watchers of its own
+// cluster (and those across all clusters). What the cache cannot answer
+// goes to etcd as before: gets without a resourceVersion, field selectors
+// on a CRD's selectable fields (they differ between clusters), lists
+// upstream's CacheDelegator would delegate, and requests while the cache
+// is not ready. A cache starts with the first list or watch of its
+// group/resource (which waits up to 5 s for its initial list) and stops
+// once no request used it for DefaultWatchCacheIdle; Run sweeps, one
+// goroutine for the shard. No cache runs for a group/resource nobody
+// lists or watches, and nothing is started per cluster or per CRD.
 package customresources

@@ -30,6 +30,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/etcd/etcdtest"
 	"github.com/tessera-dev/tessera/shard/filters"
+	"github.com/tessera-dev/tessera/shard/storage"
 )
 
 // startEtcd starts an embedded etcd for the test and returns its client URL.
@@ -43,6 +44,23 @@ func backend(url string) storagebackend.Config {
 	b := storagebackend.NewDefaultConfig("/registry", nil)
 	b.Transport.ServerList = []string{url}
 	return *b
+}
+
+// storages are the storage setups the handler tests run on: the
+// cluster-aware etcd stores of shard/storage, and the same with one watch
+// cache per group/resource shared by all clusters (as the shard runs).
+func storages(*testing.T) map[string]func(t *testing.T, url string) generic.StorageDecorator {
+	return map[string]func(t *testing.T, url string) generic.StorageDecorator{
+		"etcd": func(*testing.T, string) generic.StorageDecorator { return storage.Decorator(false) },
+		"shared watch cache": func(t *testing.T, url string) generic.StorageDecorator {
+			shared, err := NewSharedEtcd(t.Context(), backend(url).Transport)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = shared.Close() })
+			return shared.CachingDecorator()
+		},
+	}
 }
 
 // crdRegistry holds the CRDs of every logical cluster of the test, as a CRD

@@ -16,10 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
-	"github.com/tessera-dev/tessera/shard/storage"
 )
 
 // widget returns a Widget in namespace default.
@@ -45,8 +45,14 @@ func nested(t *testing.T, u *unstructured.Unstructured, fields ...string) any {
 // with different schemas through the cluster-aware storage of shard/storage
 // on an embedded etcd, and checks what a client would notice.
 func TestCustomResources(t *testing.T) {
+	for name, decorator := range storages(t) {
+		t.Run(name, func(t *testing.T) { testCustomResources(t, decorator) })
+	}
+}
+
+func testCustomResources(t *testing.T, decorator func(t *testing.T, url string) generic.StorageDecorator) {
 	url := startEtcd(t)
-	s := newTestServer(t, &RESTOptionsGetter{Backend: backend(url), Decorator: storage.Decorator(false)})
+	s := newTestServer(t, &RESTOptionsGetter{Backend: backend(url), Decorator: decorator(t, url)})
 	s.crds.set("a", widgetCRD("a", "integer"))
 	s.crds.set("b", widgetCRD("b", "string"))
 	a := s.client(t, "a").Resource(widgets).Namespace("default")

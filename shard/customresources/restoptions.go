@@ -108,16 +108,57 @@ func (o versionRESTOptions) GetRESTOptions(resource schema.GroupResource, exampl
 // encoded as JSON (CBOR when the CBORServingAndStorage feature is on) in the
 // storage version; decoding accepts both, converts into the served version,
 // coerces by the schema (dropping unknown fields and malformed metadata,
-// repairing a missing generation) and applies defaults.
-func storageCodec(scheme *runtime.Scheme, converter runtime.ObjectConvertor, schemas *crdSchemas, storageVersion, version schema.GroupVersion) runtime.Codec {
+// repairing a missing generation) and applies defaults. Its FromStored does
+// the same to an object the shared watch cache decoded without a schema.
+func storageCodec(scheme *runtime.Scheme, converter runtime.ObjectConvertor, schemas *crdSchemas, storageVersion, version schema.GroupVersion) *storedCodec {
 	ucbor := cbor.NewSerializer(unstructuredCreator{}, crdserverscheme.NewUnstructuredObjectTyper())
 	var encoder runtime.Encoder = unstructured.UnstructuredJSONScheme
 	if utilfeature.DefaultFeatureGate.Enabled(features.CBORServingAndStorage) {
 		encoder = ucbor
 	}
 	raw := runtime.NewCodec(encoder, recognizer.NewDecoder(ucbor, unstructured.UnstructuredJSONScheme))
-	decoder := coercingDecoder{delegate: raw, coercer: schemaCoercer{schemas: schemas, dropInvalidMetadata: true, repairGeneration: true}}
+	coercer := schemaCoercer{schemas: schemas, dropInvalidMetadata: true, repairGeneration: true}
+	decoder := coercingDecoder{delegate: raw, coercer: coercer}
 	coercingConv := coercingConverter{delegate: converter, coercer: schemaCoercer{schemas: schemas}}
-	return versioning.NewCodec(raw, decoder, coercingConv, unstructuredCreator{}, crdserverscheme.NewUnstructuredObjectTyper(),
-		crDefaulter{delegate: scheme, schemas: schemas}, storageVersion, version, "customresourcesStorage")
+	defaulter := crDefaulter{delegate: scheme, schemas: schemas}
+	return &storedCodec{
+		Codec: versioning.NewCodec(raw, decoder, coercingConv, unstructuredCreator{}, crdserverscheme.NewUnstructuredObjectTyper(),
+			defaulter, storageVersion, version, "customresourcesStorage"),
+		coercer:   coercer,
+		defaulter: defaulter,
+		converter: coercingConv,
+		version:   version,
+	}
+}
+
+// rawStorageCodec reads objects as they are stored, without a schema: what
+// the shared watch cache of a group/resource holds.
+func rawStorageCodec() runtime.Codec {
+	ucbor := cbor.NewSerializer(unstructuredCreator{}, crdserverscheme.NewUnstructuredObjectTyper())
+	return runtime.NewCodec(unstructured.UnstructuredJSONScheme, recognizer.NewDecoder(ucbor, unstructured.UnstructuredJSONScheme))
+}
+
+// storedCodec is a version's storage codec.
+type storedCodec struct {
+	runtime.Codec
+	coercer   schemaCoercer
+	defaulter runtime.ObjectDefaulter
+	converter runtime.ObjectConvertor
+	version   schema.GroupVersion
+}
+
+// FromStored turns an object decoded without a schema (by rawStorageCodec)
+// into what Decode makes of the same bytes, in the same steps as the
+// versioning codec: coerce by the schema of the stored version, default,
+// convert into the served version (coercing again). It modifies stored.
+func (c *storedCodec) FromStored(stored, into runtime.Object) error {
+	u, ok := stored.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("a cached custom resource is a %T, not an Unstructured", stored)
+	}
+	if _, err := c.coercer.apply(u); err != nil {
+		return err
+	}
+	c.defaulter.Default(u)
+	return c.converter.Convert(u, into, c.version)
 }

@@ -14,18 +14,20 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage"
+	genericstorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/etcd3"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/tessera-dev/tessera/shard/storage"
 )
 
 // ClusterLayers wraps a raw etcd3 store of a resource prefix with the
 // cluster-aware layers (key scoping from the request context, the
 // kcp.io/cluster annotation); shard/storage provides them.
-type ClusterLayers func(raw storage.Interface, resourcePrefix string) storage.Interface
+type ClusterLayers func(raw genericstorage.Interface, resourcePrefix string) genericstorage.Interface
 
 // SharedEtcd builds the stores of custom resources on one etcd client.
 // generic.NewRawStorage creates an etcd client (a gRPC connection and its
@@ -33,6 +35,7 @@ type ClusterLayers func(raw storage.Interface, resourcePrefix string) storage.In
 // version: too costly. An etcd3 store on a shared client is a small struct.
 type SharedEtcd struct {
 	client    *kubernetes.Client
+	caches    *watchCaches
 	closeOnce sync.Once
 }
 
@@ -78,13 +81,16 @@ func NewSharedEtcd(ctx context.Context, c storagebackend.TransportConfig) (*Shar
 		_ = client.Close()
 		return nil, fmt.Errorf("connecting to etcd at %v: %w", c.ServerList, err)
 	}
-	return &SharedEtcd{client: client}, nil
+	return &SharedEtcd{client: client, caches: newWatchCaches(client)}, nil
 }
 
 // Close closes the client. Stores built on it fail afterwards.
 func (s *SharedEtcd) Close() error {
 	var err error
-	s.closeOnce.Do(func() { err = s.client.Close() })
+	s.closeOnce.Do(func() {
+		s.caches.close()
+		err = s.client.Close()
+	})
 	return err
 }
 
@@ -98,15 +104,15 @@ func (s *SharedEtcd) Decorator(layers ClusterLayers) generic.StorageDecorator {
 		_ func(obj runtime.Object) (string, error),
 		newFunc func() runtime.Object,
 		newListFunc func() runtime.Object,
-		_ storage.AttrFunc,
-		_ storage.IndexerFuncs,
+		_ genericstorage.AttrFunc,
+		_ genericstorage.IndexerFuncs,
 		_ *cache.Indexers,
-	) (storage.Interface, factory.DestroyFunc, error) {
+	) (genericstorage.Interface, factory.DestroyFunc, error) {
 		transformer := config.Transformer
 		if transformer == nil {
 			transformer = identity.NewEncryptCheckTransformer()
 		}
-		versioner := storage.APIObjectVersioner{}
+		versioner := genericstorage.APIObjectVersioner{}
 		// No compactor: only a watch cache asks for the compacted revision.
 		store, err := etcd3.New(s.client, nil, config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix,
 			config.GroupResource, transformer, config.LeaseManagerConfig, etcd3.NewDefaultDecoder(config.Codec, versioner), versioner)
@@ -117,3 +123,41 @@ func (s *SharedEtcd) Decorator(layers ClusterLayers) generic.StorageDecorator {
 		return layers(store, resourcePrefix), func() { once.Do(store.Close) }, nil
 	}
 }
+
+// CachingDecorator returns a generic.StorageDecorator like Decorator whose
+// stores serve lists, watches and gets with a resourceVersion from one
+// watch cache per group/resource, shared by all logical clusters and CRDs
+// of that name (storage.CachedClusterAware): the cache holds objects as
+// stored, and each store converts, prunes and defaults them by its own CRD
+// on the way out (its codec's FromStored). A cache starts with the first
+// list or watch of its group/resource and stops once unused for
+// DefaultWatchCacheIdle (Run sweeps). Stores whose codec has no FromStored
+// are not cached.
+func (s *SharedEtcd) CachingDecorator() generic.StorageDecorator {
+	uncached := s.Decorator(storage.ClusterAware)
+	return func(
+		config *storagebackend.ConfigForResource,
+		resourcePrefix string,
+		keyFunc func(obj runtime.Object) (string, error),
+		newFunc func() runtime.Object,
+		newListFunc func() runtime.Object,
+		attrs genericstorage.AttrFunc,
+		triggers genericstorage.IndexerFuncs,
+		indexers *cache.Indexers,
+	) (genericstorage.Interface, factory.DestroyFunc, error) {
+		codec, ok := config.Codec.(interface {
+			FromStored(stored, into runtime.Object) error
+		})
+		if !ok {
+			return uncached(config, resourcePrefix, keyFunc, newFunc, newListFunc, attrs, triggers, indexers)
+		}
+		source := s.caches.source(config, resourcePrefix)
+		return s.Decorator(func(raw genericstorage.Interface, prefix string) genericstorage.Interface {
+			return storage.CachedClusterAware(raw, prefix, source, codec.FromStored, newFunc, newListFunc)
+		})(config, resourcePrefix, keyFunc, newFunc, newListFunc, attrs, triggers, indexers)
+	}
+}
+
+// Run stops the watch caches that are no longer used until ctx ends, then
+// all of them.
+func (s *SharedEtcd) Run(ctx context.Context) { s.caches.run(ctx) }

@@ -17,11 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
-	"github.com/tessera-dev/tessera/shard/storage"
 )
 
 var gizmos = schema.GroupResource{Group: "example.com", Resource: "gizmos"}
@@ -98,8 +98,14 @@ func gizmo(apiVersion, name string, spec map[string]any) *unstructured.Unstructu
 // pruned or defaulted by the other cluster's schema, at any version some
 // CRD serves.
 func TestWildcardAcrossSchemas(t *testing.T) {
+	for name, decorator := range storages(t) {
+		t.Run(name, func(t *testing.T) { testWildcardAcrossSchemas(t, decorator) })
+	}
+}
+
+func testWildcardAcrossSchemas(t *testing.T, decorator func(t *testing.T, url string) generic.StorageDecorator) {
 	url := startEtcd(t)
-	s := newTestServer(t, &RESTOptionsGetter{Backend: backend(url), Decorator: storage.Decorator(false)})
+	s := newTestServer(t, &RESTOptionsGetter{Backend: backend(url), Decorator: decorator(t, url)})
 	old := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.crds.set("x", gizmoCRD("x", old, apiextensionsv1.NamespaceScoped,
 		gizmoVersion("v1", true, map[string]string{"foo": "d-foo"})))

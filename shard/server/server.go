@@ -161,13 +161,19 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	s.sharedEtcd = shared
+	crDecorator := shared.Decorator(storage.ClusterAware)
+	if c.Storage.Cached {
+		// One watch cache per custom-resource group/resource, shared by
+		// every logical cluster.
+		crDecorator = shared.CachingDecorator()
+	}
 	crHandler, err := customresources.New(customresources.Config{
 		CRDs:      s.crdFor,
 		CRDsNamed: s.crdsNamed,
 		RESTOptionsGetter: &customresources.RESTOptionsGetter{
 			Backend:      c.Storage.Backend,
 			Transformers: c.Storage.Transformers,
-			Decorator:    shared.Decorator(storage.ClusterAware),
+			Decorator:    crDecorator,
 		},
 		Authorizer:          gc.Authorization.Authorizer,
 		Admission:           gc.AdmissionControl,
@@ -228,6 +234,7 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	generic.AddPostStartHookOrDie("tessera-start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		go s.customResources.Run(hc.Context)
+		go s.sharedEtcd.Run(hc.Context)
 		s.Informers.Start(hc.Context)
 		s.tokenSecrets.Start(hc.Context)
 		s.runControllers(hc.Context)

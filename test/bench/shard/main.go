@@ -36,7 +36,7 @@ func main() {
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
 	samples := flag.Int("samples", 2000, "requests per latency figure")
 	workers := flag.Int("workers", 32, "parallel clients while filling the shard")
-	suites := flag.String("suites", "clusters,workspaces,fairness,watches", "comma-separated parts to run: clusters, workspaces, fairness, watches")
+	suites := flag.String("suites", "clusters,workspaces,fairness,watches,informers", "comma-separated parts to run: clusters, workspaces, fairness, watches, informers")
 	idleWatchers := flag.Int("idle-watchers", 10000, "idle watches, one per other cluster, in the watches run")
 	crWatches := flag.Int("cr-watches", 5000, "watches of custom resources in distinct (cluster, CRD) pairs in the watches run")
 	watchWrites := flag.Int("watch-writes", 2000, "creates per write-throughput figure in the watches run")
@@ -47,6 +47,7 @@ func main() {
 	fairSamples := flag.Int("fairness-samples", 500, "GETs per figure in the fairness run")
 	apf := flag.String("apf", "on", "fairness run with API Priority and Fairness: on, off or both")
 	fairArgs := flag.String("fairness-shard-args", "", "extra flags of the shard in the fairness run, space-separated")
+	informers := flag.Int("informers", 1000, "custom-resource informers, one per cluster, in the informers run")
 	flatWS := flag.Int("workspaces", 1000, "workspaces created flat in root")
 	fanout := flag.Int("fanout", 10, "children per workspace in the workspace tree")
 	depth := flag.Int("depth", 3, "levels of the workspace tree")
@@ -72,6 +73,8 @@ func main() {
 			}
 		case "watches":
 			err = watchBench(ctx, abs, *idleWatchers, *crWatches, *watchWrites, *hold)
+		case "informers":
+			err = informerBench(ctx, abs, *informers)
 		case "clusters":
 			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)
 		default:

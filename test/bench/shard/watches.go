@@ -224,6 +224,17 @@ func connectionFor(base *rest.Config, i int) (*http.Client, error) {
 	return c, nil
 }
 
+// resetConnections forgets the connections of connectionFor: the next
+// shard has another address and CA.
+func resetConnections() {
+	connsMu.Lock()
+	defer connsMu.Unlock()
+	for _, c := range conns {
+		c.CloseIdleConnections()
+	}
+	conns = map[int]*http.Client{}
+}
+
 type writeFigures struct {
 	rate    float64
 	latency []time.Duration

@@ -161,8 +161,11 @@
 // on a CRD's selectable fields (they differ between clusters), lists
 // upstream's CacheDelegator would delegate, and requests while the cache
 // is not ready. A cache starts with the first list or watch of its
-// group/resource (which waits up to 5 s for its initial list) and stops
-// once no request used it for DefaultWatchCacheIdle; Run sweeps, one
-// goroutine for the shard. No cache runs for a group/resource nobody
+// group/resource in a logical cluster (which waits up to 5 s for its
+// initial list) and stops once no such request used it for
+// DefaultWatchCacheIdle; Run sweeps, one goroutine for the shard. Requests
+// across all clusters (the garbage collector's informers) use a running
+// cache but neither start one nor keep it running: when it stops, their
+// watches end and resume from etcd at their last resourceVersion. No cache runs for a group/resource nobody
 // lists or watches, and nothing is started per cluster or per CRD.
 package customresources

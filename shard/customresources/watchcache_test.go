@@ -233,4 +233,56 @@ func TestSharedWatchCache(t *testing.T) {
 			t.Errorf("%d watch caches run after the restart, want 1", n)
 		}
 	})
+
+	t.Run("watches across all clusters neither start nor hold the cache", func(t *testing.T) {
+		all := s.client(t, "*").Resource(widgets)
+		for shared.caches.running() > 0 {
+			shared.caches.sweep(time.Now().Add(DefaultWatchCacheIdle))
+			time.Sleep(10 * time.Millisecond)
+		}
+		now, err := all.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := metav1.ListOptions{ResourceVersion: now.GetResourceVersion()}
+		fromEtcd, err := all.Watch(ctx, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fromEtcd.Stop()
+		if n := shared.caches.running(); n != 0 {
+			t.Fatalf("a watch across all clusters started %d watch caches", n)
+		}
+		cached(t, a) // a tenant starts the cache
+		fromCache, err := all.Watch(ctx, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fromCache.Stop()
+		shared.caches.sweep(time.Now().Add(DefaultWatchCacheIdle))
+		if n := shared.caches.running(); n != 0 {
+			t.Fatalf("%d watch caches run once idle, with only a watch across all clusters open", n)
+		}
+		// The cache stopped: its watch across all clusters ended, so the
+		// client resumes from etcd; the one from etcd goes on.
+		select {
+		case _, open := <-fromCache.ResultChan():
+			if open {
+				t.Error("an event instead of the end of the watch")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watch across all clusters outlived its cache")
+		}
+		if _, err := b.Create(ctx, widget("w3", map[string]any{"size": "tiny"}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case ev := <-fromEtcd.ResultChan():
+			if u, ok := ev.Object.(*unstructured.Unstructured); !ok || u.GetName() != "w3" {
+				t.Errorf("the watch from etcd saw %s %v", ev.Type, ev.Object)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("the watch from etcd saw nothing")
+		}
+	})
 }

@@ -123,7 +123,9 @@ type FromStored func(stored, into runtime.Object) error
 // CachedClusterAware wraps a raw etcd3 store with the cluster-aware layers
 // and serves its lists, watches and gets with a resourceVersion from the
 // shared cache of caches when the cache can answer them, converting what
-// the cache holds with fromStored. Writes, gets without a resourceVersion
+// the cache holds with fromStored. Lists and watches of one cluster start
+// the cache; those across all clusters (the shard's controllers) use it
+// when it runs, and their watches do not keep it running. Writes, gets without a resourceVersion
 // and the reads the cache cannot answer (a field selector on a field of the
 // schema, a cache not ready, a list the cache must delegate as upstream's
 // CacheDelegator does) read etcd, as ClusterAware does.
@@ -145,6 +147,12 @@ type cachedReads struct {
 	caches               CacheSource
 	fromStored           FromStored
 	newFunc, newListFunc func() runtime.Object
+}
+
+// acrossClusters tells whether a request reads all logical clusters.
+func acrossClusters(ctx context.Context) bool {
+	c, ok := logicalcluster.ClusterFrom(ctx)
+	return ok && c.Wildcard
 }
 
 // cacheable tells whether the cache can select what p selects: it knows
@@ -213,7 +221,7 @@ func (c *cachedReads) GetList(ctx context.Context, key string, opts storage.List
 	if !cacheable(opts.Predicate) {
 		return c.Interface.GetList(ctx, key, opts, listObj)
 	}
-	cache, release, ok := c.caches.Acquire(ctx, true)
+	cache, release, ok := c.caches.Acquire(ctx, !acrossClusters(ctx))
 	if !ok {
 		return c.Interface.GetList(ctx, key, opts, listObj)
 	}
@@ -279,7 +287,8 @@ func (c *cachedReads) Watch(ctx context.Context, key string, opts storage.ListOp
 	if !cacheable(opts.Predicate) {
 		return c.Interface.Watch(ctx, key, opts)
 	}
-	cache, release, ok := c.caches.Acquire(ctx, true)
+	across := acrossClusters(ctx)
+	cache, release, ok := c.caches.Acquire(ctx, !across)
 	if !ok {
 		return c.Interface.Watch(ctx, key, opts)
 	}
@@ -290,6 +299,13 @@ func (c *cachedReads) Watch(ctx context.Context, key string, opts storage.ListOp
 	if err != nil {
 		release()
 		return nil, err
+	}
+	if across {
+		// The shard's controllers watch every cluster for good: their
+		// watches do not keep the cache running. When it stops, they end,
+		// and resume (from etcd) at their last resourceVersion.
+		release()
+		release = func() {}
 	}
 	cw := &convertingWatch{inner: w, reads: c, release: release, result: make(chan watch.Event), done: make(chan struct{})}
 	go cw.run()

@@ -71,6 +71,7 @@ type Dependencies struct {
 type Plugin struct {
 	*admission.Handler
 	evaluator upstream.Evaluator
+	accessor  *accessor
 	quotas    informers.Informer[*corev1.ResourceQuota]
 	replenish func(logicalcluster.Name, string)
 }
@@ -95,6 +96,7 @@ func New(deps Dependencies) (*Plugin, error) {
 	p := &Plugin{
 		Handler:   admission.NewHandler(admission.Create, admission.Update, admission.Delete),
 		evaluator: upstream.NewQuotaEvaluator(acc, ignoredResources, generic.NewRegistry(evaluators), nil, &resourcequotaapi.Configuration{}, workers, deps.Stop),
+		accessor:  acc,
 		quotas:    deps.Quotas,
 		replenish: deps.Replenish,
 	}
@@ -119,7 +121,20 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 	if !p.WaitForReady() {
 		return admission.NewForbidden(a, errors.New("not yet ready to handle request"))
 	}
-	return p.evaluator.Evaluate(&clusterAttributes{Attributes: a, key: key(c.Name, a.GetNamespace())})
+	attrs := &clusterAttributes{Attributes: a, key: key(c.Name, a.GetNamespace())}
+	err := p.evaluator.Evaluate(attrs)
+	if err == nil || !(apierrors.IsForbidden(err) || apierrors.IsConflict(err)) {
+		return err
+	}
+	// The evaluator reads quotas from the shard's informer, which may not
+	// have seen the quota controller's last recount yet (a deletion that
+	// freed the quota) or its last write (a conflict on every retry).
+	// Refusals are rare: decide again on the quotas as the API server has
+	// them now, rather than refuse on stale usage.
+	if ferr := p.accessor.refresh(ctx, c.Name, a.GetNamespace()); ferr != nil {
+		return err
+	}
+	return p.evaluator.Evaluate(attrs)
 }
 
 // clusterAttributes gives the evaluator cluster|namespace as namespace.
@@ -210,6 +225,27 @@ func newer(a, b string) bool {
 	x, errA := strconv.ParseUint(a, 10, 64)
 	y, errB := strconv.ParseUint(b, 10, 64)
 	return errA == nil && errB == nil && x > y
+}
+
+// refresh reads the quotas of a namespace from the API server and keeps
+// them as the newest the accessor knows, until the informer catches up.
+func (a *accessor) refresh(ctx context.Context, cluster logicalcluster.Name, namespace string) error {
+	client, err := a.clients.For(cluster)
+	if err != nil {
+		return err
+	}
+	list, err := client.CoreV1().ResourceQuotas(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	items := make([]*corev1.ResourceQuota, len(list.Items))
+	for i := range list.Items {
+		q := &list.Items[i]
+		items[i] = q
+		a.written.Add(informers.ToKey(cluster, q.Namespace, q.Name), q, liveLookupTTL)
+	}
+	a.live.Add(key(cluster, namespace), items, liveLookupTTL)
+	return nil
 }
 
 // UpdateQuotaStatus implements upstream.QuotaAccessor.

@@ -272,7 +272,10 @@ func (c *counter) list(ctx context.Context, cluster logicalcluster.Name, gr sche
 	if err != nil {
 		return nil, err
 	}
-	list, err := client.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	// A consistent list (served by the watch cache once it has caught up
+	// with etcd): with resourceVersion 0 a recount could miss an object
+	// created just before the quota, and nothing would count it again.
+	list, err := client.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

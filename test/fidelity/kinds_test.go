@@ -2,12 +2,15 @@ package fidelity
 
 import (
 	"strings"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,6 +36,39 @@ import (
 func om(name, ns string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: ns} }
 
 func obj[T runtime.Object](name string, o T) testCase { return testCase{name: name, obj: o} }
+
+// from makes c an update of the stored object old rather than of the
+// created valid object.
+func (c testCase) from(old runtime.Object) testCase {
+	c.stored = old
+	return c
+}
+
+// stored returns obj as the store holds it: with a UID, a creation time
+// and a resource version.
+func stored(obj runtime.Object) runtime.Object {
+	obj = obj.DeepCopyObject()
+	m, _ := meta.Accessor(obj)
+	m.SetUID("0a0b")
+	m.SetCreationTimestamp(metav1.Unix(1700000000, 0))
+	m.SetResourceVersion("1")
+	return obj
+}
+
+var eventTime = metav1.NewMicroTime(time.Unix(1700000000, 0))
+
+// newEvent returns a valid events.k8s.io event, changed by edit.
+func newEvent(edit func(*eventsv1.Event)) *eventsv1.Event {
+	e := &eventsv1.Event{
+		ObjectMeta: om("e", "default"), EventTime: eventTime, ReportingController: "example.com/c", ReportingInstance: "i",
+		Action: "Scheduled", Reason: "Assigned", Regarding: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"},
+		Note: "n", Type: corev1.EventTypeNormal,
+	}
+	if edit != nil {
+		edit(e)
+	}
+	return e
+}
 
 func edit[T runtime.Object](name string, fn func(T)) testCase {
 	return testCase{name: name, edit: func(o runtime.Object) { fn(o.(T)) }}
@@ -154,6 +190,29 @@ func kinds() []kind {
 				obj("bad type", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, Type: "Bad"}),
 				obj("events.k8s.io fields", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, EventTime: metav1.NowMicro(), ReportingController: "example.com/c", ReportingInstance: "i", Action: "A", Reason: "R", Type: corev1.EventTypeWarning}),
 				obj("eventTime without controller", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, EventTime: metav1.NowMicro()}),
+				obj("upper-case namespace of the involved object", &corev1.Event{ObjectMeta: om("e", "Default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "Default", Name: "cm"}}),
+				obj("unqualified finalizer", &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "default", Finalizers: []string{"cleanup"}}, InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}}),
+			},
+		},
+		{
+			gvr: eventsv1.SchemeGroupVersion.WithResource("events"), upstream: event.Strategy,
+			valid: func() runtime.Object { return newEvent(nil) },
+			cases: []testCase{
+				obj("no eventTime", newEvent(func(e *eventsv1.Event) { e.EventTime = metav1.MicroTime{} })),
+				obj("bad type", newEvent(func(e *eventsv1.Event) { e.Type = "Info" })),
+				obj("deprecated count", newEvent(func(e *eventsv1.Event) { e.DeprecatedCount = 2 })),
+				obj("series count 1", newEvent(func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 1, LastObservedTime: eventTime} })),
+				obj("regarding no namespace", newEvent(func(e *eventsv1.Event) { e.Regarding.Namespace = "" })),
+				obj("regarding no namespace in kube-system", newEvent(func(e *eventsv1.Event) { e.Regarding.Namespace = ""; e.Namespace = "kube-system" })),
+				obj("upper-case namespace of the regarded object", newEvent(func(e *eventsv1.Event) { e.Namespace = "Default"; e.Regarding.Namespace = "Default" })),
+				obj("bad reporting controller", newEvent(func(e *eventsv1.Event) { e.ReportingController = "a b" })),
+			},
+			updates: []testCase{
+				edit("note changed", func(e *eventsv1.Event) { e.Note = "changed" }),
+				edit("series added", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 2, LastObservedTime: eventTime} }),
+				edit("bad series added", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 1} }),
+				edit("eventTime changed", func(e *eventsv1.Event) { e.EventTime = metav1.NewMicroTime(eventTime.Add(time.Minute)) }),
+				edit("stored unqualified finalizer kept", func(e *eventsv1.Event) { e.Labels = map[string]string{"touched": "yes"} }).from(stored(newEvent(func(e *eventsv1.Event) { e.Finalizers = []string{"cleanup"} }))),
 			},
 		},
 		{

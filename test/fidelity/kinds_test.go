@@ -55,6 +55,27 @@ func stored(obj runtime.Object) runtime.Object {
 	return obj
 }
 
+// scopedQuota is a quota on pods with two scopes.
+func scopedQuota() *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{
+		Hard:   corev1.ResourceList{"pods": resource.MustParse("1")},
+		Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotTerminating, corev1.ResourceQuotaScopeNotBestEffort},
+	}}
+}
+
+// selectorQuota is a quota on pods of priority class high.
+func selectorQuota() *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{
+		Hard: corev1.ResourceList{"pods": resource.MustParse("1")}, ScopeSelector: priorityClassSelector("high"),
+	}}
+}
+
+func priorityClassSelector(class string) *corev1.ScopeSelector {
+	return &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
+		{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{class}},
+	}}
+}
+
 var eventTime = metav1.NewMicroTime(time.Unix(1700000000, 0))
 
 // newEvent returns a valid events.k8s.io event, changed by edit.
@@ -178,6 +199,22 @@ func kinds() []kind {
 				obj("scopes", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1")}, Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort}}}),
 				obj("status set", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"configmaps": resource.MustParse("1")}}, Status: corev1.ResourceQuotaStatus{Used: corev1.ResourceList{"configmaps": resource.MustParse("1")}}}),
 				obj("pods", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1"), "requests.cpu": resource.MustParse("1")}}}),
+			},
+			updates: []testCase{
+				edit("hard changed", func(q *corev1.ResourceQuota) { q.Spec.Hard["count/configmaps"] = resource.MustParse("20") }),
+				edit("scope selector added", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = priorityClassSelector("high") }),
+				// Quotas with scopes, stored before (or by Kubernetes):
+				// Tessera creates none.
+				edit("scopes reordered", func(q *corev1.ResourceQuota) {
+					q.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotBestEffort, corev1.ResourceQuotaScopeNotTerminating}
+				}).from(stored(scopedQuota())),
+				edit("scopes changed", func(q *corev1.ResourceQuota) {
+					q.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotTerminating}
+				}).from(stored(scopedQuota())),
+				edit("scopes kept", func(q *corev1.ResourceQuota) { q.Spec.Hard["pods"] = resource.MustParse("5") }).from(stored(scopedQuota())),
+				edit("scope selector changed", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = priorityClassSelector("low") }).from(stored(selectorQuota())),
+				edit("scope selector dropped", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = nil }).from(stored(selectorQuota())),
+				edit("scope selector invalid", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector.MatchExpressions[0].Values = nil }).from(stored(selectorQuota())),
 			},
 		},
 		{

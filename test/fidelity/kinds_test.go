@@ -347,6 +347,28 @@ func kinds() []kind {
 					return w
 				}()}}),
 			},
+			updates: []testCase{
+				edit("match condition added", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "true"}}
+				}),
+				edit("bad match condition added", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "object.("}}
+				}),
+				// Configurations stored with match conditions that no
+				// longer validate.
+				edit("stored bad match conditions kept", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Labels = map[string]string{"touched": "yes"}
+				}).from(stored(validatingWithConditions(badMatchConditions()...))),
+				edit("stored bad match conditions kept, rules changed", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks[0].Rules[0].Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Update}
+				}).from(stored(validatingWithConditions(badMatchConditions()...))),
+				edit("stored bad match conditions, one dropped", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = c.Webhooks[0].MatchConditions[1:]
+				}).from(stored(validatingWithConditions(badMatchConditions()...))),
+				edit("stored bad match conditions, webhook added", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks = append(c.Webhooks, validatingWebhook("b.example.com"))
+				}).from(stored(validatingWithConditions(badMatchConditions()...))),
+			},
 		},
 		{
 			gvr: admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), upstream: mutatingwebhookconfiguration.Strategy,
@@ -355,6 +377,17 @@ func kinds() []kind {
 				return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: om("m", ""), Webhooks: []admissionregistrationv1.MutatingWebhook{{
 					Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, SideEffects: w.SideEffects, AdmissionReviewVersions: w.AdmissionReviewVersions,
 				}}}
+			},
+			updates: []testCase{
+				edit("bad match condition added", func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "object.("}}
+				}),
+				edit("stored bad match conditions kept", func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Labels = map[string]string{"touched": "yes"}
+				}).from(stored(mutatingWithConditions(badMatchConditions()...))),
+				edit("stored bad match conditions, one dropped", func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = c.Webhooks[0].MatchConditions[1:]
+				}).from(stored(mutatingWithConditions(badMatchConditions()...))),
 			},
 		},
 		{
@@ -392,6 +425,28 @@ func kinds() []kind {
 			},
 		},
 	}
+}
+
+// badMatchConditions are match conditions Kubernetes refuses on create:
+// an expression that does not compile, a bad name, a duplicate name.
+func badMatchConditions() []admissionregistrationv1.MatchCondition {
+	return []admissionregistrationv1.MatchCondition{
+		{Name: "a", Expression: "object.("}, {Name: "bad name!", Expression: "true"}, {Name: "a", Expression: "true"},
+	}
+}
+
+func validatingWithConditions(conditions ...admissionregistrationv1.MatchCondition) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	w := validatingWebhook("a.example.com")
+	w.MatchConditions = conditions
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{w}}
+}
+
+func mutatingWithConditions(conditions ...admissionregistrationv1.MatchCondition) *admissionregistrationv1.MutatingWebhookConfiguration {
+	w := validatingWebhook("a.example.com")
+	return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: om("m", ""), Webhooks: []admissionregistrationv1.MutatingWebhook{{
+		Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, SideEffects: w.SideEffects, AdmissionReviewVersions: w.AdmissionReviewVersions,
+		MatchConditions: conditions,
+	}}}
 }
 
 func validatingWebhook(name string) admissionregistrationv1.ValidatingWebhook {

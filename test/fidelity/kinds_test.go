@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingwebhookconfiguration"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingwebhookconfiguration"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
@@ -404,6 +405,46 @@ func kinds() []kind {
 				obj("exempt with limited", &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
 					Type: flowcontrolv1.PriorityLevelEnablementExempt, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{},
 				}}),
+				obj("type Exempt, not named exempt", &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+					Type: flowcontrolv1.PriorityLevelEnablementExempt,
+				}}),
+				obj("named exempt, type Limited", &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("exempt", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+					Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject}},
+				}}),
+				obj("mandatory exempt", bootstrap.MandatoryPriorityLevelConfigurationExempt.DeepCopy()),
+				obj("mandatory exempt, other exempt shares", func() runtime.Object {
+					pl := bootstrap.MandatoryPriorityLevelConfigurationExempt.DeepCopy()
+					pl.Spec.Exempt.NominalConcurrencyShares = ptr.To[int32](10)
+					return pl
+				}()),
+				obj("mandatory exempt, defaulted exempt", func() runtime.Object {
+					pl := bootstrap.MandatoryPriorityLevelConfigurationExempt.DeepCopy()
+					pl.Spec.Exempt = nil
+					return pl
+				}()),
+				obj("mandatory catch-all", bootstrap.MandatoryPriorityLevelConfigurationCatchAll.DeepCopy()),
+				obj("mandatory catch-all, other shares", func() runtime.Object {
+					pl := bootstrap.MandatoryPriorityLevelConfigurationCatchAll.DeepCopy()
+					pl.Spec.Limited.NominalConcurrencyShares = ptr.To[int32](50)
+					return pl
+				}()),
+				obj("catch-all, queuing", func() runtime.Object {
+					pl := bootstrap.MandatoryPriorityLevelConfigurationCatchAll.DeepCopy()
+					pl.Spec.Limited.LimitResponse = flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeQueue, Queuing: &flowcontrolv1.QueuingConfiguration{}}
+					return pl
+				}()),
+			},
+			updates: []testCase{
+				edit("stored invalid name kept", func(pl *flowcontrolv1.PriorityLevelConfiguration) { pl.Labels = map[string]string{"touched": "yes"} }).
+					from(stored(&flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("Bad_Name", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+						Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject}},
+					}})),
+				edit("mandatory catch-all changed", func(pl *flowcontrolv1.PriorityLevelConfiguration) {
+					pl.Spec.Limited.NominalConcurrencyShares = ptr.To[int32](50)
+				}).
+					from(stored(bootstrap.MandatoryPriorityLevelConfigurationCatchAll)),
+				edit("mandatory exempt shares changed", func(pl *flowcontrolv1.PriorityLevelConfiguration) { pl.Spec.Exempt.LendablePercent = ptr.To[int32](20) }).
+					from(stored(bootstrap.MandatoryPriorityLevelConfigurationExempt)),
 			},
 		},
 		{
@@ -422,6 +463,30 @@ func kinds() []kind {
 					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 10001}}),
 				obj("no precedence", &flowcontrolv1.FlowSchema{ObjectMeta: om("fs", ""), Spec: flowcontrolv1.FlowSchemaSpec{
 					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}}}),
+				obj("named exempt", &flowcontrolv1.FlowSchema{ObjectMeta: om("exempt", ""), Spec: flowcontrolv1.FlowSchemaSpec{
+					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "exempt"}, MatchingPrecedence: 1}}),
+				obj("mandatory exempt", bootstrap.MandatoryFlowSchemaExempt.DeepCopy()),
+				obj("mandatory catch-all", bootstrap.MandatoryFlowSchemaCatchAll.DeepCopy()),
+				obj("mandatory catch-all, other precedence", func() runtime.Object {
+					fs := bootstrap.MandatoryFlowSchemaCatchAll.DeepCopy()
+					fs.Spec.MatchingPrecedence = 9999
+					return fs
+				}()),
+				obj("mandatory catch-all, defaulted precedence", func() runtime.Object {
+					fs := bootstrap.MandatoryFlowSchemaCatchAll.DeepCopy()
+					fs.Spec.MatchingPrecedence = 0
+					return fs
+				}()),
+			},
+			updates: []testCase{
+				edit("precedence changed", func(fs *flowcontrolv1.FlowSchema) { fs.Spec.MatchingPrecedence = 600 }),
+				edit("stored invalid name kept", func(fs *flowcontrolv1.FlowSchema) { fs.Labels = map[string]string{"touched": "yes"} }).
+					from(stored(&flowcontrolv1.FlowSchema{ObjectMeta: om("Bad_Name", ""), Spec: flowcontrolv1.FlowSchemaSpec{
+						PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 500}})),
+				edit("mandatory exempt changed", func(fs *flowcontrolv1.FlowSchema) { fs.Spec.MatchingPrecedence = 2 }).
+					from(stored(bootstrap.MandatoryFlowSchemaExempt)),
+				edit("mandatory catch-all relabeled", func(fs *flowcontrolv1.FlowSchema) { fs.Labels = map[string]string{"touched": "yes"} }).
+					from(stored(bootstrap.MandatoryFlowSchemaCatchAll)),
 			},
 		},
 	}

@@ -209,7 +209,9 @@ func viaUpstream(k kind, obj, old runtime.Object) outcome {
 		fillSystemFields(internal)
 		err = rest.BeforeCreate(k.upstream, requestContext(k.gvr, ns, "create"), internal)
 	} else {
-		oldInternal, cerr := legacyscheme.Scheme.ConvertToVersion(old.DeepCopyObject(), schema.GroupVersion{Group: k.gvr.Group, Version: runtime.APIVersionInternal})
+		old = old.DeepCopyObject()
+		legacyscheme.Scheme.Default(old)
+		oldInternal, cerr := legacyscheme.Scheme.ConvertToVersion(old, schema.GroupVersion{Group: k.gvr.Group, Version: runtime.APIVersionInternal})
 		if cerr != nil {
 			return outcome{err: cerr}
 		}
@@ -241,7 +243,9 @@ func viaTessera(scheme *runtime.Scheme, st strategies, k kind, obj, old runtime.
 		fillSystemFields(internal)
 		err = rest.BeforeCreate(st.create, requestContext(k.gvr, ns, "create"), internal)
 	} else {
-		oldInternal, cerr := scheme.ConvertToVersion(old.DeepCopyObject(), internalVersion)
+		old = old.DeepCopyObject()
+		scheme.Default(old)
+		oldInternal, cerr := scheme.ConvertToVersion(old, internalVersion)
 		if cerr != nil {
 			return outcome{err: cerr}
 		}
@@ -329,7 +333,8 @@ func TestFidelity(t *testing.T) {
 			continue
 		}
 		t.Run(k.name(), func(t *testing.T) {
-			for _, c := range append(corpus(k), k.cases...) {
+			creates := append(corpus(k), k.cases...)
+			for _, c := range creates {
 				compare(t, scheme, st, k, "create "+c.name, c.obj, nil)
 				total++
 			}
@@ -341,7 +346,7 @@ func TestFidelity(t *testing.T) {
 			old := created.obj
 			m, _ := meta.Accessor(old)
 			m.SetResourceVersion("1")
-			for _, c := range append(updateCorpus(), k.updates...) {
+			for _, c := range append(append(updateCorpus(), k.updates...), ratchetCorpus(creates)...) {
 				from := old
 				if c.stored != nil {
 					from = c.stored

@@ -342,6 +342,64 @@ func kinds() []kind {
 					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "object.("}}
 					return w
 				}()}}),
+				vwh("webhook name with uppercase", func(w *admissionregistrationv1.ValidatingWebhook) { w.Name = "Hook.example.com" }),
+				vwh("side effects Some", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.SideEffects = ptr.To(admissionregistrationv1.SideEffectClassSome)
+				}),
+				vwh("no review versions", func(w *admissionregistrationv1.ValidatingWebhook) { w.AdmissionReviewVersions = nil }),
+				vwh("bad review version", func(w *admissionregistrationv1.ValidatingWebhook) { w.AdmissionReviewVersions = []string{"v1", "V 2"} }),
+				vwh("duplicate review version", func(w *admissionregistrationv1.ValidatingWebhook) { w.AdmissionReviewVersions = []string{"v1", "v1"} }),
+				vwh("timeout 0", func(w *admissionregistrationv1.ValidatingWebhook) { w.TimeoutSeconds = ptr.To[int32](0) }),
+				vwh("timeout 31", func(w *admissionregistrationv1.ValidatingWebhook) { w.TimeoutSeconds = ptr.To[int32](31) }),
+				vwh("bad failure policy", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.FailurePolicy = ptr.To(admissionregistrationv1.FailurePolicyType("Sometimes"))
+				}),
+				vwh("bad match policy", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.MatchPolicy = ptr.To(admissionregistrationv1.MatchPolicyType("Fuzzy"))
+				}),
+				vwh("url with fragment", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.ClientConfig.URL = ptr.To("https://example.com/hook#x")
+				}),
+				vwh("url with user", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.ClientConfig.URL = ptr.To("https://u:p@example.com/hook")
+				}),
+				vwh("no url nor service", func(w *admissionregistrationv1.ValidatingWebhook) { w.ClientConfig.URL = nil }),
+				vwh("rule without operations", func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].Operations = nil }),
+				vwh("rule star with others", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.Rules[0].Operations = []admissionregistrationv1.OperationType{"*", "CREATE"}
+				}),
+				vwh("rule bad operation", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.Rules[0].Operations = []admissionregistrationv1.OperationType{"PATCH"}
+				}),
+				vwh("rule */* and others", func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].Resources = []string{"*/*", "pods"} }),
+				vwh("rule pods/* and pods/status", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.Rules[0].Resources = []string{"pods/*", "pods/status"}
+				}),
+				vwh("rule empty api version", func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].APIVersions = []string{""} }),
+				vwh("rule bad scope", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.Rules[0].Scope = ptr.To(admissionregistrationv1.ScopeType("Global"))
+				}),
+				vwh("no rules", func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules = nil }),
+				vwh("bad namespace selector", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Is"}}}
+				}),
+				vwh("namespace selector bad value", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "not valid!"}}
+				}),
+				vwh("match condition not bool", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "c", Expression: "'x'"}}
+				}),
+				vwh("match condition empty expression", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "c", Expression: " "}}
+				}),
+				vwh("match condition authorizer", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "c", Expression: "authorizer.group('').resource('pods').check('get').allowed()"}}
+				}),
+				vwh("65 match conditions", func(w *admissionregistrationv1.ValidatingWebhook) {
+					for i := range 65 {
+						w.MatchConditions = append(w.MatchConditions, admissionregistrationv1.MatchCondition{Name: "c" + strings.Repeat("x", i), Expression: "true"})
+					}
+				}),
 				obj("unknown review version", &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{func() admissionregistrationv1.ValidatingWebhook {
 					w := validatingWebhook("a.example.com")
 					w.AdmissionReviewVersions = []string{"v2"}
@@ -490,6 +548,14 @@ func kinds() []kind {
 			},
 		},
 	}
+}
+
+// vwh is a case of a validating webhook configuration whose webhook is
+// changed by edit.
+func vwh(name string, edit func(*admissionregistrationv1.ValidatingWebhook)) testCase {
+	w := validatingWebhook("a.example.com")
+	edit(&w)
+	return obj(name, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{w}})
 }
 
 // badMatchConditions are match conditions Kubernetes refuses on create:

@@ -33,6 +33,21 @@ var metadataEdits = []metaEdit{
 	{"name ..", func(m metav1.Object) { m.SetName("..") }},
 	{"name with slash", func(m metav1.Object) { m.SetName("a/b") }},
 	{"name with percent", func(m metav1.Object) { m.SetName("a%b") }},
+	{"name .", func(m metav1.Object) { m.SetName(".") }},
+	{"name with leading dash", func(m metav1.Object) { m.SetName("-a") }},
+	{"name with space", func(m metav1.Object) { m.SetName("a b") }},
+	{"bad generateName", func(m metav1.Object) { m.SetName(""); m.SetGenerateName("Gen_") }},
+	{"name and bad generateName", func(m metav1.Object) { m.SetGenerateName("Gen_") }},
+	{"label value with bang", func(m metav1.Object) { m.SetLabels(map[string]string{"k": "bad!"}) }},
+	{"label with prefix and empty value", func(m metav1.Object) { m.SetLabels(map[string]string{"example.com/k": ""}) }},
+	{"label prefix with underscore", func(m metav1.Object) { m.SetLabels(map[string]string{"example_com/k": "v"}) }},
+	{"finalizer with bad domain", func(m metav1.Object) { m.SetFinalizers([]string{"Example_com/a"}) }},
+	{"kubernetes.io finalizer", func(m metav1.Object) { m.SetFinalizers([]string{"kubernetes.io/pv-protection"}) }},
+	{"empty finalizer", func(m metav1.Object) { m.SetFinalizers([]string{""}) }},
+	{"generation set", func(m metav1.Object) { m.SetGeneration(7) }},
+	{"negative generation", func(m metav1.Object) { m.SetGeneration(-1) }},
+	{"uid set", func(m metav1.Object) { m.SetUID("cafe") }},
+	{"deletion grace period set", func(m metav1.Object) { g := int64(30); m.SetDeletionGracePeriodSeconds(&g) }},
 	{"good labels", func(m metav1.Object) {
 		m.SetLabels(map[string]string{"app": "web", "example.com/tier": "front", "empty": ""})
 	}},
@@ -154,5 +169,39 @@ func updateCorpus() []testCase {
 		edit("creation timestamp changed", func(m metav1.Object) { m.SetCreationTimestamp(metav1.Unix(1, 0)) }),
 		edit("generation changed", func(m metav1.Object) { m.SetGeneration(m.GetGeneration() + 5) }),
 		edit("generateName changed", func(m metav1.Object) { m.SetGenerateName("x-") }),
+		edit("namespace changed", func(m metav1.Object) {
+			if m.GetNamespace() != "" {
+				m.SetNamespace("elsewhere")
+			}
+		}),
+		edit("deletion timestamp set", func(m metav1.Object) { ts := metav1.Unix(2, 0); m.SetDeletionTimestamp(&ts) }),
+		edit("bad finalizer appended", func(m metav1.Object) { m.SetFinalizers(append(m.GetFinalizers(), "Bad_Domain/x")) }),
+		edit("owner reference added", func(m metav1.Object) {
+			m.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "uid-1"}})
+		}),
 	}
+}
+
+// ratchetCorpus returns, for every create case, an update of the object
+// as created (stored before the rules got stricter, or by Kubernetes) that
+// only adds a label: Kubernetes accepts some invalid stored values as long
+// as an update keeps them, and refuses others again.
+func ratchetCorpus(creates []testCase) []testCase {
+	var out []testCase
+	for _, c := range creates {
+		out = append(out, testCase{
+			name:   c.name + " (stored)",
+			stored: stored(c.obj),
+			edit: func(obj runtime.Object) {
+				m, _ := meta.Accessor(obj)
+				labels := map[string]string{}
+				for k, v := range m.GetLabels() {
+					labels[k] = v
+				}
+				labels["touched"] = "yes"
+				m.SetLabels(labels)
+			},
+		})
+	}
+	return out
 }

@@ -2,15 +2,19 @@ package fidelity
 
 import (
 	"strings"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingwebhookconfiguration"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingwebhookconfiguration"
 	"k8s.io/kubernetes/pkg/registry/coordination/lease"
@@ -33,6 +37,60 @@ import (
 func om(name, ns string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: ns} }
 
 func obj[T runtime.Object](name string, o T) testCase { return testCase{name: name, obj: o} }
+
+// from makes c an update of the stored object old rather than of the
+// created valid object.
+func (c testCase) from(old runtime.Object) testCase {
+	c.stored = old
+	return c
+}
+
+// stored returns obj as the store holds it: with a UID, a creation time
+// and a resource version.
+func stored(obj runtime.Object) runtime.Object {
+	obj = obj.DeepCopyObject()
+	m, _ := meta.Accessor(obj)
+	m.SetUID("0a0b")
+	m.SetCreationTimestamp(metav1.Unix(1700000000, 0))
+	m.SetResourceVersion("1")
+	return obj
+}
+
+// scopedQuota is a quota on pods with two scopes.
+func scopedQuota() *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{
+		Hard:   corev1.ResourceList{"pods": resource.MustParse("1")},
+		Scopes: []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotTerminating, corev1.ResourceQuotaScopeNotBestEffort},
+	}}
+}
+
+// selectorQuota is a quota on pods of priority class high.
+func selectorQuota() *corev1.ResourceQuota {
+	return &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{
+		Hard: corev1.ResourceList{"pods": resource.MustParse("1")}, ScopeSelector: priorityClassSelector("high"),
+	}}
+}
+
+func priorityClassSelector(class string) *corev1.ScopeSelector {
+	return &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
+		{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{class}},
+	}}
+}
+
+var eventTime = metav1.NewMicroTime(time.Unix(1700000000, 0))
+
+// newEvent returns a valid events.k8s.io event, changed by edit.
+func newEvent(edit func(*eventsv1.Event)) *eventsv1.Event {
+	e := &eventsv1.Event{
+		ObjectMeta: om("e", "default"), EventTime: eventTime, ReportingController: "example.com/c", ReportingInstance: "i",
+		Action: "Scheduled", Reason: "Assigned", Regarding: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"},
+		Note: "n", Type: corev1.EventTypeNormal,
+	}
+	if edit != nil {
+		edit(e)
+	}
+	return e
+}
 
 func edit[T runtime.Object](name string, fn func(T)) testCase {
 	return testCase{name: name, edit: func(o runtime.Object) { fn(o.(T)) }}
@@ -143,6 +201,22 @@ func kinds() []kind {
 				obj("status set", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"configmaps": resource.MustParse("1")}}, Status: corev1.ResourceQuotaStatus{Used: corev1.ResourceList{"configmaps": resource.MustParse("1")}}}),
 				obj("pods", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1"), "requests.cpu": resource.MustParse("1")}}}),
 			},
+			updates: []testCase{
+				edit("hard changed", func(q *corev1.ResourceQuota) { q.Spec.Hard["count/configmaps"] = resource.MustParse("20") }),
+				edit("scope selector added", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = priorityClassSelector("high") }),
+				// Quotas with scopes, stored before (or by Kubernetes):
+				// Tessera creates none.
+				edit("scopes reordered", func(q *corev1.ResourceQuota) {
+					q.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotBestEffort, corev1.ResourceQuotaScopeNotTerminating}
+				}).from(stored(scopedQuota())),
+				edit("scopes changed", func(q *corev1.ResourceQuota) {
+					q.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotTerminating}
+				}).from(stored(scopedQuota())),
+				edit("scopes kept", func(q *corev1.ResourceQuota) { q.Spec.Hard["pods"] = resource.MustParse("5") }).from(stored(scopedQuota())),
+				edit("scope selector changed", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = priorityClassSelector("low") }).from(stored(selectorQuota())),
+				edit("scope selector dropped", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = nil }).from(stored(selectorQuota())),
+				edit("scope selector invalid", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector.MatchExpressions[0].Values = nil }).from(stored(selectorQuota())),
+			},
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("events"), upstream: event.Strategy,
@@ -154,6 +228,29 @@ func kinds() []kind {
 				obj("bad type", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, Type: "Bad"}),
 				obj("events.k8s.io fields", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, EventTime: metav1.NowMicro(), ReportingController: "example.com/c", ReportingInstance: "i", Action: "A", Reason: "R", Type: corev1.EventTypeWarning}),
 				obj("eventTime without controller", &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, EventTime: metav1.NowMicro()}),
+				obj("upper-case namespace of the involved object", &corev1.Event{ObjectMeta: om("e", "Default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "Default", Name: "cm"}}),
+				obj("unqualified finalizer", &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "default", Finalizers: []string{"cleanup"}}, InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}}),
+			},
+		},
+		{
+			gvr: eventsv1.SchemeGroupVersion.WithResource("events"), upstream: event.Strategy,
+			valid: func() runtime.Object { return newEvent(nil) },
+			cases: []testCase{
+				obj("no eventTime", newEvent(func(e *eventsv1.Event) { e.EventTime = metav1.MicroTime{} })),
+				obj("bad type", newEvent(func(e *eventsv1.Event) { e.Type = "Info" })),
+				obj("deprecated count", newEvent(func(e *eventsv1.Event) { e.DeprecatedCount = 2 })),
+				obj("series count 1", newEvent(func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 1, LastObservedTime: eventTime} })),
+				obj("regarding no namespace", newEvent(func(e *eventsv1.Event) { e.Regarding.Namespace = "" })),
+				obj("regarding no namespace in kube-system", newEvent(func(e *eventsv1.Event) { e.Regarding.Namespace = ""; e.Namespace = "kube-system" })),
+				obj("upper-case namespace of the regarded object", newEvent(func(e *eventsv1.Event) { e.Namespace = "Default"; e.Regarding.Namespace = "Default" })),
+				obj("bad reporting controller", newEvent(func(e *eventsv1.Event) { e.ReportingController = "a b" })),
+			},
+			updates: []testCase{
+				edit("note changed", func(e *eventsv1.Event) { e.Note = "changed" }),
+				edit("series added", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 2, LastObservedTime: eventTime} }),
+				edit("bad series added", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 1} }),
+				edit("eventTime changed", func(e *eventsv1.Event) { e.EventTime = metav1.NewMicroTime(eventTime.Add(time.Minute)) }),
+				edit("stored unqualified finalizer kept", func(e *eventsv1.Event) { e.Labels = map[string]string{"touched": "yes"} }).from(stored(newEvent(func(e *eventsv1.Event) { e.Finalizers = []string{"cleanup"} }))),
 			},
 		},
 		{
@@ -245,11 +342,91 @@ func kinds() []kind {
 					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "object.("}}
 					return w
 				}()}}),
+				vwh("webhook name with uppercase", func(w *admissionregistrationv1.ValidatingWebhook) { w.Name = "Hook.example.com" }),
+				vwh("side effects Some", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.SideEffects = ptr.To(admissionregistrationv1.SideEffectClassSome)
+				}),
+				vwh("no review versions", func(w *admissionregistrationv1.ValidatingWebhook) { w.AdmissionReviewVersions = nil }),
+				vwh("bad review version", func(w *admissionregistrationv1.ValidatingWebhook) { w.AdmissionReviewVersions = []string{"v1", "V 2"} }),
+				vwh("duplicate review version", func(w *admissionregistrationv1.ValidatingWebhook) { w.AdmissionReviewVersions = []string{"v1", "v1"} }),
+				vwh("timeout 0", func(w *admissionregistrationv1.ValidatingWebhook) { w.TimeoutSeconds = ptr.To[int32](0) }),
+				vwh("timeout 31", func(w *admissionregistrationv1.ValidatingWebhook) { w.TimeoutSeconds = ptr.To[int32](31) }),
+				vwh("bad failure policy", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.FailurePolicy = ptr.To(admissionregistrationv1.FailurePolicyType("Sometimes"))
+				}),
+				vwh("bad match policy", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.MatchPolicy = ptr.To(admissionregistrationv1.MatchPolicyType("Fuzzy"))
+				}),
+				vwh("url with fragment", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.ClientConfig.URL = ptr.To("https://example.com/hook#x")
+				}),
+				vwh("url with user", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.ClientConfig.URL = ptr.To("https://u:p@example.com/hook")
+				}),
+				vwh("no url nor service", func(w *admissionregistrationv1.ValidatingWebhook) { w.ClientConfig.URL = nil }),
+				vwh("rule without operations", func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].Operations = nil }),
+				vwh("rule star with others", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.Rules[0].Operations = []admissionregistrationv1.OperationType{"*", "CREATE"}
+				}),
+				vwh("rule bad operation", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.Rules[0].Operations = []admissionregistrationv1.OperationType{"PATCH"}
+				}),
+				vwh("rule */* and others", func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].Resources = []string{"*/*", "pods"} }),
+				vwh("rule pods/* and pods/status", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.Rules[0].Resources = []string{"pods/*", "pods/status"}
+				}),
+				vwh("rule empty api version", func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].APIVersions = []string{""} }),
+				vwh("rule bad scope", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.Rules[0].Scope = ptr.To(admissionregistrationv1.ScopeType("Global"))
+				}),
+				vwh("no rules", func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules = nil }),
+				vwh("bad namespace selector", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Is"}}}
+				}),
+				vwh("namespace selector bad value", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "not valid!"}}
+				}),
+				vwh("match condition not bool", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "c", Expression: "'x'"}}
+				}),
+				vwh("match condition empty expression", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "c", Expression: " "}}
+				}),
+				vwh("match condition authorizer", func(w *admissionregistrationv1.ValidatingWebhook) {
+					w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "c", Expression: "authorizer.group('').resource('pods').check('get').allowed()"}}
+				}),
+				vwh("65 match conditions", func(w *admissionregistrationv1.ValidatingWebhook) {
+					for i := range 65 {
+						w.MatchConditions = append(w.MatchConditions, admissionregistrationv1.MatchCondition{Name: "c" + strings.Repeat("x", i), Expression: "true"})
+					}
+				}),
 				obj("unknown review version", &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{func() admissionregistrationv1.ValidatingWebhook {
 					w := validatingWebhook("a.example.com")
 					w.AdmissionReviewVersions = []string{"v2"}
 					return w
 				}()}}),
+			},
+			updates: []testCase{
+				edit("match condition added", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "true"}}
+				}),
+				edit("bad match condition added", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "object.("}}
+				}),
+				// Configurations stored with match conditions that no
+				// longer validate.
+				edit("stored bad match conditions kept", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Labels = map[string]string{"touched": "yes"}
+				}).from(stored(validatingWithConditions(badMatchConditions()...))),
+				edit("stored bad match conditions kept, rules changed", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks[0].Rules[0].Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Update}
+				}).from(stored(validatingWithConditions(badMatchConditions()...))),
+				edit("stored bad match conditions, one dropped", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = c.Webhooks[0].MatchConditions[1:]
+				}).from(stored(validatingWithConditions(badMatchConditions()...))),
+				edit("stored bad match conditions, webhook added", func(c *admissionregistrationv1.ValidatingWebhookConfiguration) {
+					c.Webhooks = append(c.Webhooks, validatingWebhook("b.example.com"))
+				}).from(stored(validatingWithConditions(badMatchConditions()...))),
 			},
 		},
 		{
@@ -259,6 +436,17 @@ func kinds() []kind {
 				return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: om("m", ""), Webhooks: []admissionregistrationv1.MutatingWebhook{{
 					Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, SideEffects: w.SideEffects, AdmissionReviewVersions: w.AdmissionReviewVersions,
 				}}}
+			},
+			updates: []testCase{
+				edit("bad match condition added", func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "object.("}}
+				}),
+				edit("stored bad match conditions kept", func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Labels = map[string]string{"touched": "yes"}
+				}).from(stored(mutatingWithConditions(badMatchConditions()...))),
+				edit("stored bad match conditions, one dropped", func(c *admissionregistrationv1.MutatingWebhookConfiguration) {
+					c.Webhooks[0].MatchConditions = c.Webhooks[0].MatchConditions[1:]
+				}).from(stored(mutatingWithConditions(badMatchConditions()...))),
 			},
 		},
 		{
@@ -275,6 +463,46 @@ func kinds() []kind {
 				obj("exempt with limited", &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
 					Type: flowcontrolv1.PriorityLevelEnablementExempt, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{},
 				}}),
+				obj("type Exempt, not named exempt", &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+					Type: flowcontrolv1.PriorityLevelEnablementExempt,
+				}}),
+				obj("named exempt, type Limited", &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("exempt", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+					Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject}},
+				}}),
+				obj("mandatory exempt", bootstrap.MandatoryPriorityLevelConfigurationExempt.DeepCopy()),
+				obj("mandatory exempt, other exempt shares", func() runtime.Object {
+					pl := bootstrap.MandatoryPriorityLevelConfigurationExempt.DeepCopy()
+					pl.Spec.Exempt.NominalConcurrencyShares = ptr.To[int32](10)
+					return pl
+				}()),
+				obj("mandatory exempt, defaulted exempt", func() runtime.Object {
+					pl := bootstrap.MandatoryPriorityLevelConfigurationExempt.DeepCopy()
+					pl.Spec.Exempt = nil
+					return pl
+				}()),
+				obj("mandatory catch-all", bootstrap.MandatoryPriorityLevelConfigurationCatchAll.DeepCopy()),
+				obj("mandatory catch-all, other shares", func() runtime.Object {
+					pl := bootstrap.MandatoryPriorityLevelConfigurationCatchAll.DeepCopy()
+					pl.Spec.Limited.NominalConcurrencyShares = ptr.To[int32](50)
+					return pl
+				}()),
+				obj("catch-all, queuing", func() runtime.Object {
+					pl := bootstrap.MandatoryPriorityLevelConfigurationCatchAll.DeepCopy()
+					pl.Spec.Limited.LimitResponse = flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeQueue, Queuing: &flowcontrolv1.QueuingConfiguration{}}
+					return pl
+				}()),
+			},
+			updates: []testCase{
+				edit("stored invalid name kept", func(pl *flowcontrolv1.PriorityLevelConfiguration) { pl.Labels = map[string]string{"touched": "yes"} }).
+					from(stored(&flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("Bad_Name", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+						Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject}},
+					}})),
+				edit("mandatory catch-all changed", func(pl *flowcontrolv1.PriorityLevelConfiguration) {
+					pl.Spec.Limited.NominalConcurrencyShares = ptr.To[int32](50)
+				}).
+					from(stored(bootstrap.MandatoryPriorityLevelConfigurationCatchAll)),
+				edit("mandatory exempt shares changed", func(pl *flowcontrolv1.PriorityLevelConfiguration) { pl.Spec.Exempt.LendablePercent = ptr.To[int32](20) }).
+					from(stored(bootstrap.MandatoryPriorityLevelConfigurationExempt)),
 			},
 		},
 		{
@@ -293,9 +521,63 @@ func kinds() []kind {
 					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 10001}}),
 				obj("no precedence", &flowcontrolv1.FlowSchema{ObjectMeta: om("fs", ""), Spec: flowcontrolv1.FlowSchemaSpec{
 					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}}}),
+				obj("named exempt", &flowcontrolv1.FlowSchema{ObjectMeta: om("exempt", ""), Spec: flowcontrolv1.FlowSchemaSpec{
+					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "exempt"}, MatchingPrecedence: 1}}),
+				obj("mandatory exempt", bootstrap.MandatoryFlowSchemaExempt.DeepCopy()),
+				obj("mandatory catch-all", bootstrap.MandatoryFlowSchemaCatchAll.DeepCopy()),
+				obj("mandatory catch-all, other precedence", func() runtime.Object {
+					fs := bootstrap.MandatoryFlowSchemaCatchAll.DeepCopy()
+					fs.Spec.MatchingPrecedence = 9999
+					return fs
+				}()),
+				obj("mandatory catch-all, defaulted precedence", func() runtime.Object {
+					fs := bootstrap.MandatoryFlowSchemaCatchAll.DeepCopy()
+					fs.Spec.MatchingPrecedence = 0
+					return fs
+				}()),
+			},
+			updates: []testCase{
+				edit("precedence changed", func(fs *flowcontrolv1.FlowSchema) { fs.Spec.MatchingPrecedence = 600 }),
+				edit("stored invalid name kept", func(fs *flowcontrolv1.FlowSchema) { fs.Labels = map[string]string{"touched": "yes"} }).
+					from(stored(&flowcontrolv1.FlowSchema{ObjectMeta: om("Bad_Name", ""), Spec: flowcontrolv1.FlowSchemaSpec{
+						PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 500}})),
+				edit("mandatory exempt changed", func(fs *flowcontrolv1.FlowSchema) { fs.Spec.MatchingPrecedence = 2 }).
+					from(stored(bootstrap.MandatoryFlowSchemaExempt)),
+				edit("mandatory catch-all relabeled", func(fs *flowcontrolv1.FlowSchema) { fs.Labels = map[string]string{"touched": "yes"} }).
+					from(stored(bootstrap.MandatoryFlowSchemaCatchAll)),
 			},
 		},
 	}
+}
+
+// vwh is a case of a validating webhook configuration whose webhook is
+// changed by edit.
+func vwh(name string, edit func(*admissionregistrationv1.ValidatingWebhook)) testCase {
+	w := validatingWebhook("a.example.com")
+	edit(&w)
+	return obj(name, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{w}})
+}
+
+// badMatchConditions are match conditions Kubernetes refuses on create:
+// an expression that does not compile, a bad name, a duplicate name.
+func badMatchConditions() []admissionregistrationv1.MatchCondition {
+	return []admissionregistrationv1.MatchCondition{
+		{Name: "a", Expression: "object.("}, {Name: "bad name!", Expression: "true"}, {Name: "a", Expression: "true"},
+	}
+}
+
+func validatingWithConditions(conditions ...admissionregistrationv1.MatchCondition) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	w := validatingWebhook("a.example.com")
+	w.MatchConditions = conditions
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{w}}
+}
+
+func mutatingWithConditions(conditions ...admissionregistrationv1.MatchCondition) *admissionregistrationv1.MutatingWebhookConfiguration {
+	w := validatingWebhook("a.example.com")
+	return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: om("m", ""), Webhooks: []admissionregistrationv1.MutatingWebhook{{
+		Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules, SideEffects: w.SideEffects, AdmissionReviewVersions: w.AdmissionReviewVersions,
+		MatchConditions: conditions,
+	}}}
 }
 
 func validatingWebhook(name string) admissionregistrationv1.ValidatingWebhook {

@@ -6,9 +6,11 @@ import (
 	"strings"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 )
 
 // maxMatchingPrecedence is the largest matchingPrecedence, and that of the
@@ -27,16 +29,40 @@ var (
 	supportedVerbs       = sets.New("get", "list", "create", "update", "delete", "deletecollection", "patch", "watch", "proxy")
 )
 
-// ValidateFlowSchema validates a FlowSchema.
-func ValidateFlowSchema(fs *flowcontrolv1.FlowSchema) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMeta(&fs.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, validateFlowSchemaSpec(fs.Name, &fs.Spec, field.NewPath("spec"))...)
+// mandatoryFlowSchemas and mandatoryPriorityLevels are the objects every
+// API server keeps as Kubernetes defines them (exempt and catch-all), by
+// name.
+var (
+	mandatoryFlowSchemas    = map[string]*flowcontrolv1.FlowSchema{}
+	mandatoryPriorityLevels = map[string]*flowcontrolv1.PriorityLevelConfiguration{}
+)
+
+func init() {
+	for _, fs := range bootstrap.MandatoryFlowSchemas {
+		mandatoryFlowSchemas[fs.Name] = fs
+	}
+	for _, pl := range bootstrap.MandatoryPriorityLevelConfigurations {
+		mandatoryPriorityLevels[pl.Name] = pl
+	}
 }
 
-// ValidateFlowSchemaUpdate validates an update of a FlowSchema.
-func ValidateFlowSchemaUpdate(fs, old *flowcontrolv1.FlowSchema) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&fs.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validateFlowSchemaSpec(fs.Name, &fs.Spec, field.NewPath("spec"))...)
+// ValidateFlowSchema validates a FlowSchema. The spec of a mandatory
+// schema (exempt, catch-all) must be Kubernetes' own.
+func ValidateFlowSchema(fs *flowcontrolv1.FlowSchema) field.ErrorList {
+	allErrs := apivalidation.ValidateObjectMeta(&fs.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateFlowSchemaSpec(fs.Name, &fs.Spec, field.NewPath("spec"))...)
+	if mandatory, ok := mandatoryFlowSchemas[fs.Name]; ok && !equality.Semantic.DeepEqual(fs.Spec, mandatory.Spec) {
+		allErrs = append(allErrs, field.Invalid(field.NewPath("spec"), fs.Spec, fmt.Sprintf("spec of '%s' must equal the fixed value", fs.Name)))
+	}
+	return allErrs
+}
+
+// ValidateFlowSchemaUpdate validates an update of a FlowSchema as a new
+// one, as Kubernetes does: a stored name that is no longer valid is
+// refused too. The immutability of the metadata is checked for every
+// kind by the generic update path.
+func ValidateFlowSchemaUpdate(fs, _ *flowcontrolv1.FlowSchema) field.ErrorList {
+	return ValidateFlowSchema(fs)
 }
 
 // ValidateFlowSchemaStatusUpdate validates a status update.
@@ -199,17 +225,36 @@ func validateNonResourceRule(r *flowcontrolv1.NonResourcePolicyRule, fldPath *fi
 	return allErrs
 }
 
-// ValidatePriorityLevel validates a PriorityLevelConfiguration.
+// ValidatePriorityLevel validates a PriorityLevelConfiguration. The spec
+// of a mandatory level must be Kubernetes' own, but for the exempt
+// configuration of the exempt level, which admins may tune.
 func ValidatePriorityLevel(pl *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&pl.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, validatePriorityLevelSpec(pl.Name, &pl.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validatePriorityLevelSpec(pl.Name, &pl.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateMandatoryPriorityLevel(pl)...)
+}
+
+func validateMandatoryPriorityLevel(pl *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
+	mandatory, ok := mandatoryPriorityLevels[pl.Name]
+	if !ok {
+		return nil
+	}
+	spec, msg := pl.Spec, fmt.Sprintf("spec of '%s' must equal the fixed value", pl.Name)
+	if pl.Name == flowcontrolv1.PriorityLevelConfigurationNameExempt {
+		spec.Exempt = mandatory.Spec.Exempt
+		msg = fmt.Sprintf("spec of '%s' except the 'spec.exempt' field must equal the fixed value", pl.Name)
+	}
+	if equality.Semantic.DeepEqual(spec, mandatory.Spec) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec"), pl.Spec, msg)}
 }
 
 // ValidatePriorityLevelUpdate validates an update of a
-// PriorityLevelConfiguration.
-func ValidatePriorityLevelUpdate(pl, old *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&pl.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validatePriorityLevelSpec(pl.Name, &pl.Spec, field.NewPath("spec"))...)
+// PriorityLevelConfiguration as a new one, as Kubernetes does (see
+// ValidateFlowSchemaUpdate).
+func ValidatePriorityLevelUpdate(pl, _ *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
+	return ValidatePriorityLevel(pl)
 }
 
 // ValidatePriorityLevelStatusUpdate validates a status update.
@@ -225,7 +270,7 @@ func ValidatePriorityLevelStatusUpdate(pl, old *flowcontrolv1.PriorityLevelConfi
 
 func validatePriorityLevelSpec(name string, spec *flowcontrolv1.PriorityLevelConfigurationSpec, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	if name == flowcontrolv1.PriorityLevelConfigurationNameExempt && spec.Type != flowcontrolv1.PriorityLevelEnablementExempt {
+	if (name == flowcontrolv1.PriorityLevelConfigurationNameExempt) != (spec.Type == flowcontrolv1.PriorityLevelEnablementExempt) {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("type"), spec.Type, "type must be 'Exempt' if and only if name is 'exempt'"))
 	}
 	if !enablements.Has(string(spec.Type)) {

@@ -82,20 +82,17 @@ func (s Strategy[T]) ValidateUpdate(_ context.Context, obj, old runtime.Object) 
 // domain: the namespace controller's and the garbage collector's.
 var standardFinalizers = map[string]bool{"kubernetes": true, metav1.FinalizerOrphanDependents: true, metav1.FinalizerDeleteDependents: true}
 
-// validateFinalizers adds Kubernetes' rule for the finalizers of its own
-// kinds to apimachinery's ObjectMeta validation: a name without "/" must be
-// a standard one. It does not apply to kcp's kinds, which kcp validates as
-// custom resources.
 // coreMetaGroups are the groups whose objects Kubernetes validates with the
 // core group's ObjectMeta validation, which refuses unqualified finalizer
 // names that are not standard.
 var coreMetaGroups = map[string]bool{"": true, "rbac.authorization.k8s.io": true, "flowcontrol.apiserver.k8s.io": true, "certificates.k8s.io": true}
 
+// validateFinalizers adds Kubernetes' rule for the finalizers of its own
+// kinds to apimachinery's ObjectMeta validation (ValidateFinalizerNames) in
+// the groups whose validation uses the core group's ObjectMeta validation;
+// the others (coordination, admissionregistration, kcp's kinds, ...) accept
+// any qualified name. test/fidelity compares.
 func (s Strategy[T]) validateFinalizers(obj runtime.Object) field.ErrorList {
-	// Kubernetes checks finalizer names this way in the groups whose
-	// validation uses the core group's ObjectMeta validation; the others
-	// (coordination, admissionregistration, ...) accept any qualified
-	// name. test/fidelity compares.
 	if s.ObjectTyper == nil {
 		return nil
 	}
@@ -106,8 +103,17 @@ func (s Strategy[T]) validateFinalizers(obj runtime.Object) field.ErrorList {
 	if err != nil {
 		return nil
 	}
+	return ValidateFinalizerNames(m.GetFinalizers())
+}
+
+// ValidateFinalizerNames refuses the finalizer names without "/" that are
+// not standard ones (kubernetes, orphan, foregroundDeletion), on
+// metadata.finalizers[i], as Kubernetes does for the kinds whose metadata
+// it validates with the core group's rules. A strategy that validates
+// without the Strategy's own check (events) calls it where Kubernetes does.
+func ValidateFinalizerNames(finalizers []string) field.ErrorList {
 	var errs field.ErrorList
-	for i, f := range m.GetFinalizers() {
+	for i, f := range finalizers {
 		if !strings.Contains(f, "/") && !standardFinalizers[f] {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "finalizers").Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
 		}

@@ -62,12 +62,13 @@ func SetMutatingBindingDefaults(b *admissionregistrationv1.MutatingAdmissionPoli
 // ValidateMutatingPolicy validates a new mutating policy.
 func (v *Validator) ValidateMutatingPolicy(p *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, v.validateMutatingSpec(&p.Spec, nil, field.NewPath("spec"))...)
+	return append(allErrs, v.validateMutatingSpec(&p.Spec, nil, false, field.NewPath("spec"))...)
 }
 
-// ValidateMutatingPolicyUpdate validates an update of a mutating policy.
+// ValidateMutatingPolicyUpdate validates an update of a mutating policy as
+// ValidatePolicyUpdate does a validating one.
 func (v *Validator) ValidateMutatingPolicyUpdate(p, old *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&p.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	stored := sets.New[string]()
 	for _, mc := range old.Spec.MatchConditions {
 		stored.Insert(mc.Expression)
@@ -83,7 +84,8 @@ func (v *Validator) ValidateMutatingPolicyUpdate(p, old *admissionregistrationv1
 			stored.Insert(m.JSONPatch.Expression)
 		}
 	}
-	return append(allErrs, v.validateMutatingSpec(&p.Spec, stored, field.NewPath("spec"))...)
+	keep := keepsMatchConditions(p.Spec.ParamKind, old.Spec.ParamKind, p.Spec.MatchConditions, old.Spec.MatchConditions)
+	return append(allErrs, v.validateMutatingSpec(&p.Spec, stored, keep, field.NewPath("spec"))...)
 }
 
 // validateMutatingOperations refuses rules for operations a policy cannot
@@ -103,7 +105,7 @@ func validateMutatingOperations(m *admissionregistrationv1.MatchResources, fldPa
 	return allErrs
 }
 
-func (v *Validator) validateMutatingSpec(spec *admissionregistrationv1.MutatingAdmissionPolicySpec, stored sets.Set[string], fldPath *field.Path) field.ErrorList {
+func (v *Validator) validateMutatingSpec(spec *admissionregistrationv1.MutatingAdmissionPolicySpec, stored sets.Set[string], skipMatchConditions bool, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if spec.FailurePolicy == nil {
 		allErrs = append(allErrs, field.Required(fldPath.Child("failurePolicy"), ""))
@@ -126,7 +128,9 @@ func (v *Validator) validateMutatingSpec(spec *admissionregistrationv1.MutatingA
 	c := compiler{c: cc, stored: stored}
 	opts := cel.OptionalVariableDeclarations{HasParams: spec.ParamKind != nil, HasAuthorizer: true}
 	allErrs = append(allErrs, validateVariables(c, spec.Variables, opts, fldPath.Child("variables"))...)
-	allErrs = append(allErrs, validateMatchConditions(c, spec.MatchConditions, opts, fldPath.Child("matchConditions"))...)
+	if !skipMatchConditions {
+		allErrs = append(allErrs, validateMatchConditions(c, spec.MatchConditions, opts, fldPath.Child("matchConditions"))...)
+	}
 
 	patchOpts := opts
 	patchOpts.HasPatchTypes = true
@@ -210,10 +214,11 @@ func (v *Validator) ValidateMutatingBinding(b *admissionregistrationv1.MutatingA
 	return append(allErrs, validateMutatingBindingSpec(&b.Spec, field.NewPath("spec"))...)
 }
 
-// ValidateMutatingBindingUpdate validates an update of a binding.
-func (v *Validator) ValidateMutatingBindingUpdate(b, old *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&b.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validateMutatingBindingSpec(&b.Spec, field.NewPath("spec"))...)
+// ValidateMutatingBindingUpdate validates an update of a binding as a new
+// one, as Kubernetes does; the generic update path checks what may not
+// change.
+func (v *Validator) ValidateMutatingBindingUpdate(b, _ *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
+	return v.ValidateMutatingBinding(b)
 }
 
 func validateMutatingBindingSpec(spec *admissionregistrationv1.MutatingAdmissionPolicyBindingSpec, fldPath *field.Path) field.ErrorList {

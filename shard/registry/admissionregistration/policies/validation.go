@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -55,15 +56,25 @@ func (v *Validator) envSet() *environment.EnvSet {
 // ValidatePolicy validates a new policy.
 func (v *Validator) ValidatePolicy(p *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, v.validatePolicySpec(p.Name, &p.Spec, nil, field.NewPath("spec"))...)
+	return append(allErrs, v.validatePolicySpec(p.Name, &p.Spec, nil, false, field.NewPath("spec"))...)
 }
 
-// ValidatePolicyUpdate validates an update of a policy. Expressions the
-// stored policy already has compile in the more permissive environment of
-// stored expressions, so that a newer server never locks them.
+// ValidatePolicyUpdate validates an update of a policy as Kubernetes does:
+// the metadata as on create (the generic update path checks what may not
+// change), expressions the stored policy already has in the more
+// permissive environment of stored expressions, and match conditions not
+// at all when they and the paramKind are kept, so that a newer server
+// never locks a stored policy.
 func (v *Validator) ValidatePolicyUpdate(p, old *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&p.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, v.validatePolicySpec(p.Name, &p.Spec, storedExpressions(&old.Spec), field.NewPath("spec"))...)
+	allErrs := apivalidation.ValidateObjectMeta(&p.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	keep := keepsMatchConditions(p.Spec.ParamKind, old.Spec.ParamKind, p.Spec.MatchConditions, old.Spec.MatchConditions)
+	return append(allErrs, v.validatePolicySpec(p.Name, &p.Spec, storedExpressions(&old.Spec), keep, field.NewPath("spec"))...)
+}
+
+// keepsMatchConditions reports whether an update keeps the paramKind and
+// the match conditions of the stored policy.
+func keepsMatchConditions(paramKind, oldParamKind *admissionregistrationv1.ParamKind, conditions, oldConditions []admissionregistrationv1.MatchCondition) bool {
+	return equality.Semantic.DeepEqual(paramKind, oldParamKind) && equality.Semantic.DeepEqual(conditions, oldConditions)
 }
 
 // ValidatePolicyStatusUpdate validates a status update of a policy.
@@ -113,7 +124,7 @@ func (c compiler) compile(accessor plugincel.ExpressionAccessor, opts plugincel.
 	return nil
 }
 
-func (v *Validator) validatePolicySpec(name string, spec *admissionregistrationv1.ValidatingAdmissionPolicySpec, stored sets.Set[string], fldPath *field.Path) field.ErrorList {
+func (v *Validator) validatePolicySpec(name string, spec *admissionregistrationv1.ValidatingAdmissionPolicySpec, stored sets.Set[string], skipMatchConditions bool, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if spec.FailurePolicy == nil {
 		allErrs = append(allErrs, field.Required(fldPath.Child("failurePolicy"), ""))
@@ -143,7 +154,9 @@ func (v *Validator) validatePolicySpec(name string, spec *admissionregistrationv
 
 	allErrs = append(allErrs, validateVariables(c, spec.Variables, opts, fldPath.Child("variables"))...)
 
-	allErrs = append(allErrs, validateMatchConditions(c, spec.MatchConditions, opts, fldPath.Child("matchConditions"))...)
+	if !skipMatchConditions {
+		allErrs = append(allErrs, validateMatchConditions(c, spec.MatchConditions, opts, fldPath.Child("matchConditions"))...)
+	}
 
 	for i, val := range spec.Validations {
 		p := fldPath.Child("validations").Index(i)
@@ -308,10 +321,10 @@ func (v *Validator) ValidateBinding(b *admissionregistrationv1.ValidatingAdmissi
 	return append(allErrs, validateBindingSpec(&b.Spec, field.NewPath("spec"))...)
 }
 
-// ValidateBindingUpdate validates an update of a binding.
-func (v *Validator) ValidateBindingUpdate(b, old *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
-	allErrs := apivalidation.ValidateObjectMetaUpdate(&b.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validateBindingSpec(&b.Spec, field.NewPath("spec"))...)
+// ValidateBindingUpdate validates an update of a binding as a new one, as
+// Kubernetes does; the generic update path checks what may not change.
+func (v *Validator) ValidateBindingUpdate(b, _ *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
+	return v.ValidateBinding(b)
 }
 
 // validateBindingCommon checks what bindings of validating and mutating

@@ -2,6 +2,7 @@ package webhookconfigurations
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -66,18 +67,24 @@ type options struct {
 	// has; they compile in the more permissive stored-expressions
 	// environment.
 	storedExpressions map[string]bool
+	// skipMatchConditions is set by an update that keeps every webhook's
+	// match conditions as stored: as in Kubernetes, they are not validated
+	// again, so that a configuration whose conditions no longer validate
+	// stays writable.
+	skipMatchConditions bool
 }
 
 func createOptions() options {
 	return options{requireNoSideEffects: true, requireRecognizedAdmissionReviewVersion: true, requireUniqueWebhookNames: true}
 }
 
-func updateOptions(old []webhook) options {
+func updateOptions(hooks, old []webhook) options {
 	o := options{
 		requireNoSideEffects:                    true,
 		requireRecognizedAdmissionReviewVersion: true,
 		requireUniqueWebhookNames:               true,
 		storedExpressions:                       map[string]bool{},
+		skipMatchConditions:                     sameMatchConditions(hooks, old),
 	}
 	names := map[string]bool{}
 	for _, w := range old {
@@ -103,6 +110,20 @@ func updateOptions(old []webhook) options {
 	return o
 }
 
+// sameMatchConditions reports whether hooks are as many as old and each
+// has the match conditions of the stored webhook at its index.
+func sameMatchConditions(hooks, old []webhook) bool {
+	if len(hooks) != len(old) {
+		return false
+	}
+	for i := range hooks {
+		if !reflect.DeepEqual(hooks[i].MatchConditions, old[i].MatchConditions) {
+			return false
+		}
+	}
+	return true
+}
+
 // ValidateMutating validates a new mutating webhook configuration.
 func (v *Validator) ValidateMutating(cfg *admissionregistrationv1.MutatingWebhookConfiguration) field.ErrorList {
 	return v.validate(&cfg.ObjectMeta, mutatingWebhooks(cfg), createOptions())
@@ -111,7 +132,8 @@ func (v *Validator) ValidateMutating(cfg *admissionregistrationv1.MutatingWebhoo
 // ValidateMutatingUpdate validates an update of a mutating webhook
 // configuration.
 func (v *Validator) ValidateMutatingUpdate(cfg, old *admissionregistrationv1.MutatingWebhookConfiguration) field.ErrorList {
-	allErrs := v.validate(&cfg.ObjectMeta, mutatingWebhooks(cfg), updateOptions(mutatingWebhooks(old)))
+	hooks := mutatingWebhooks(cfg)
+	allErrs := v.validate(&cfg.ObjectMeta, hooks, updateOptions(hooks, mutatingWebhooks(old)))
 	return append(allErrs, apivalidation.ValidateObjectMetaUpdate(&cfg.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
 }
 
@@ -123,7 +145,8 @@ func (v *Validator) ValidateValidating(cfg *admissionregistrationv1.ValidatingWe
 // ValidateValidatingUpdate validates an update of a validating webhook
 // configuration.
 func (v *Validator) ValidateValidatingUpdate(cfg, old *admissionregistrationv1.ValidatingWebhookConfiguration) field.ErrorList {
-	allErrs := v.validate(&cfg.ObjectMeta, validatingWebhooks(cfg), updateOptions(validatingWebhooks(old)))
+	hooks := validatingWebhooks(cfg)
+	allErrs := v.validate(&cfg.ObjectMeta, hooks, updateOptions(hooks, validatingWebhooks(old)))
 	return append(allErrs, apivalidation.ValidateObjectMetaUpdate(&cfg.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
 }
 
@@ -199,6 +222,9 @@ func (v *Validator) validateWebhook(w *webhook, o options, fldPath *field.Path) 
 	}
 
 	allErrs = append(allErrs, validateAdmissionReviewVersions(w.AdmissionReviewVersions, o.requireRecognizedAdmissionReviewVersion, fldPath.Child("admissionReviewVersions"))...)
+	if o.skipMatchConditions {
+		return allErrs
+	}
 	return append(allErrs, v.validateMatchConditions(w.MatchConditions, o, fldPath.Child("matchConditions"))...)
 }
 

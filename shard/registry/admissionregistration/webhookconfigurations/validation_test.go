@@ -164,3 +164,24 @@ func TestValidateUpdateKeepsStoredViolations(t *testing.T) {
 	checkFirst(t, v.ValidateMutatingUpdate(mutatingLegacy.DeepCopy(), mutatingLegacy), "")
 	checkFirst(t, v.ValidateMutatingUpdate(mutatingLegacy, mutating(nil)), "webhooks[0].admissionReviewVersions")
 }
+
+func TestValidateUpdateKeepsStoredMatchConditions(t *testing.T) {
+	v := NewValidator()
+	bad := []admissionregistrationv1.MatchCondition{{Name: "a", Expression: "object.("}, {Name: "bad name!", Expression: "true"}}
+	stored := validating(func(w *admissionregistrationv1.ValidatingWebhook) { w.MatchConditions = bad })
+	relabeled := stored.DeepCopy()
+	relabeled.Labels = map[string]string{"a": "b"}
+	checkFirst(t, v.ValidateValidatingUpdate(relabeled, stored), "")
+	// A change of any webhook's conditions, or of the webhooks, validates
+	// them all again, as in Kubernetes.
+	dropped := stored.DeepCopy()
+	dropped.Webhooks[0].MatchConditions = bad[:1]
+	checkFirst(t, v.ValidateValidatingUpdate(dropped, stored), "webhooks[0].matchConditions[0].expression")
+	added := stored.DeepCopy()
+	added.Webhooks = append(added.Webhooks, validWebhook())
+	added.Webhooks[1].Name = "other.example.com"
+	checkFirst(t, v.ValidateValidatingUpdate(added, stored), "webhooks[0].matchConditions[0].expression")
+
+	mutatingStored := mutating(func(w *admissionregistrationv1.MutatingWebhook) { w.MatchConditions = bad })
+	checkFirst(t, v.ValidateMutatingUpdate(mutatingStored.DeepCopy(), mutatingStored), "")
+}

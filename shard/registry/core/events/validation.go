@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tessera-dev/tessera/shard/registry/store"
 )
 
 // Length limits of event fields.
@@ -31,8 +33,9 @@ func isLegacy(requestVersion schema.GroupVersion) bool {
 // ValidateCreate validates a new event written through requestVersion.
 // Every event must pass the lenient checks of the core API; events written
 // through events.k8s.io/v1 (or without known version) must also be
-// well-formed new-style events: eventTime, a Normal or Warning type, no
-// deprecated fields, a valid series.
+// well-formed new-style events: valid metadata with qualified finalizer
+// names, eventTime, a Normal or Warning type, no deprecated fields, a
+// valid series.
 func ValidateCreate(event *corev1.Event, requestVersion schema.GroupVersion) field.ErrorList {
 	allErrs := validateLegacy(event, requestVersion)
 	if isLegacy(requestVersion) {
@@ -40,6 +43,7 @@ func ValidateCreate(event *corev1.Event, requestVersion schema.GroupVersion) fie
 	}
 
 	allErrs = append(allErrs, apivalidation.ValidateObjectMeta(&event.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, store.ValidateFinalizerNames(event.Finalizers)...)
 	allErrs = append(allErrs, validateSeries(event)...)
 	if event.EventTime.IsZero() {
 		allErrs = append(allErrs, field.Required(field.NewPath("eventTime"), ""))
@@ -72,6 +76,7 @@ func ValidateUpdate(event, old *corev1.Event, requestVersion schema.GroupVersion
 	}
 
 	allErrs = append(allErrs, apivalidation.ValidateObjectMetaUpdate(&event.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, store.ValidateFinalizerNames(event.Finalizers)...)
 	if !reflect.DeepEqual(event.Series, old.Series) {
 		allErrs = append(allErrs, validateSeries(event)...)
 	}
@@ -156,10 +161,8 @@ func validateLegacy(event *corev1.Event, requestVersion schema.GroupVersion) fie
 			allErrs = append(allErrs, field.Invalid(field.NewPath("message"), "", fmt.Sprintf("can have at most %v characters", NoteLengthLimit)))
 		}
 	}
-
-	for _, msg := range validation.IsDNS1123Subdomain(event.Namespace) {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("namespace"), event.Namespace, msg))
-	}
+	// As in Kubernetes, the namespace is left to the common validation of
+	// object metadata, which refuses what is not a DNS label.
 	return allErrs
 }
 

@@ -137,3 +137,26 @@ func TestValidateUpdate(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateFinalizersAndNamespace(t *testing.T) {
+	unqualified := func(e *corev1.Event) { e.Finalizers = []string{"cleanup"} }
+	if errs := ValidateCreate(newStyle(unqualified), eventsv1.SchemeGroupVersion); len(errs) != 1 || errs[0].Field != "metadata.finalizers[0]" {
+		t.Errorf("events.k8s.io create with an unqualified finalizer: %v, want one error on metadata.finalizers[0]", errs)
+	}
+	if errs := ValidateUpdate(newStyle(unqualified), newStyle(unqualified), eventsv1.SchemeGroupVersion); len(errs) != 1 {
+		t.Errorf("events.k8s.io update keeping an unqualified finalizer: %v, want one error, as in Kubernetes", errs)
+	}
+	if errs := ValidateCreate(oldStyle(unqualified), corev1.SchemeGroupVersion); len(errs) != 0 {
+		t.Errorf("core v1 create with an unqualified finalizer, which Kubernetes accepts: %v", errs)
+	}
+	standard := func(e *corev1.Event) { e.Finalizers = []string{"orphan", "example.com/f"} }
+	if errs := ValidateCreate(newStyle(standard), eventsv1.SchemeGroupVersion); len(errs) != 0 {
+		t.Errorf("standard and qualified finalizers: %v", errs)
+	}
+	// The namespace is left to the common metadata validation, as in
+	// Kubernetes: the events validation reports only the mismatch.
+	upper := oldStyle(func(e *corev1.Event) { e.Namespace, e.InvolvedObject.Namespace = "Default", "Default" })
+	if errs := ValidateCreate(upper, corev1.SchemeGroupVersion); len(errs) != 0 {
+		t.Errorf("namespace checked by the event validation: %v", errs)
+	}
+}

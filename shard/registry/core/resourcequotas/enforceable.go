@@ -40,7 +40,8 @@ func Enforceable(name corev1.ResourceName) bool {
 // ValidateEnforceable refuses what a shard could store but never enforce:
 // names other than object counts, and scopes, which select pods and
 // volume claims. Names and scopes kept from old are allowed, so that
-// quotas stored before stay writable. Kubernetes' own validation is
+// quotas stored before stay writable; the scope selector of a quota stored
+// with scopes may change, as in Kubernetes. Kubernetes' own validation is
 // Validate and ValidateUpdate; this is Tessera's, on top.
 func ValidateEnforceable(rq, old *corev1.ResourceQuota) field.ErrorList {
 	var allErrs field.ErrorList
@@ -61,8 +62,14 @@ func ValidateEnforceable(rq, old *corev1.ResourceQuota) field.ErrorList {
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "hard").Key(name),
 			"logical clusters run no pods and have no services or volumes: quotas count objects only (count/<resource>.<group>, configmaps, secrets, resourcequotas)"))
 	}
-	if old == nil && (len(rq.Spec.Scopes) > 0 || rq.Spec.ScopeSelector != nil) {
+	switch {
+	case old == nil && (len(rq.Spec.Scopes) > 0 || rq.Spec.ScopeSelector != nil):
 		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "scopes"),
+			"quota scopes select pods and volume claims, which logical clusters do not have"))
+	case old != nil && len(old.Spec.Scopes) == 0 && old.Spec.ScopeSelector == nil && rq.Spec.ScopeSelector != nil:
+		// Scopes never change (ValidateUpdate), but the selector may: a
+		// quota stored without either does not get one.
+		allErrs = append(allErrs, field.Forbidden(field.NewPath("spec", "scopeSelector"),
 			"quota scopes select pods and volume claims, which logical clusters do not have"))
 	}
 	return allErrs

@@ -25,6 +25,23 @@ func TestValidateEnforceable(t *testing.T) {
 		}), wantFields: []string{"spec.scopes"}},
 		{name: "stored names kept on update", rq: newQuota(func(rq *corev1.ResourceQuota) { rq.Spec.Hard = list("pods", "5", "secrets", "1") }),
 			old: newQuota(func(rq *corev1.ResourceQuota) { rq.Spec.Hard = list("pods", "3") })},
+		{name: "scope selector added on update", rq: newQuota(func(rq *corev1.ResourceQuota) {
+			rq.Spec.Hard = list("count/configmaps", "1")
+			rq.Spec.ScopeSelector = &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
+				{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{"high"}},
+			}}
+		}), old: newQuota(func(rq *corev1.ResourceQuota) { rq.Spec.Hard = list("count/configmaps", "1") }), wantFields: []string{"spec.scopeSelector"}},
+		{name: "scope selector changed on update", rq: newQuota(func(rq *corev1.ResourceQuota) {
+			rq.Spec.Hard = list("pods", "1")
+			rq.Spec.ScopeSelector = &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
+				{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{"low"}},
+			}}
+		}), old: newQuota(func(rq *corev1.ResourceQuota) {
+			rq.Spec.Hard = list("pods", "1")
+			rq.Spec.ScopeSelector = &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
+				{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{"high"}},
+			}}
+		})},
 		{name: "new name on update", rq: newQuota(func(rq *corev1.ResourceQuota) { rq.Spec.Hard = list("pods", "5", "memory", "1Gi") }),
 			old: newQuota(func(rq *corev1.ResourceQuota) { rq.Spec.Hard = list("pods", "3") }), wantFields: []string{"spec.hard[memory]"}},
 	}

@@ -1,11 +1,10 @@
 package resourcequotas
 
 import (
-	"reflect"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tessera-dev/tessera/shard/registry/core/resourcename"
@@ -19,16 +18,14 @@ func Validate(rq *corev1.ResourceQuota) field.ErrorList {
 	return append(allErrs, validateStatus(&rq.Status, field.NewPath("status"))...)
 }
 
-// ValidateUpdate validates an update of a resource quota: scopes and scope
-// selector never change.
+// ValidateUpdate validates an update of a resource quota. As in
+// Kubernetes, the set of scopes never changes, though its order may; the
+// scope selector may change.
 func ValidateUpdate(rq, old *corev1.ResourceQuota) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMetaUpdate(&rq.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateSpec(&rq.Spec, field.NewPath("spec"))...)
-	if !reflect.DeepEqual(rq.Spec.Scopes, old.Spec.Scopes) {
+	if !sets.New(rq.Spec.Scopes...).Equal(sets.New(old.Spec.Scopes...)) {
 		allErrs = append(allErrs, field.Invalid(field.NewPath("spec", "scopes"), rq.Spec.Scopes, "field is immutable"))
-	}
-	if !reflect.DeepEqual(rq.Spec.ScopeSelector, old.Spec.ScopeSelector) {
-		allErrs = append(allErrs, field.Invalid(field.NewPath("spec", "scopeSelector"), rq.Spec.ScopeSelector, "field is immutable"))
 	}
 	return allErrs
 }

@@ -96,6 +96,27 @@ func TestValidateUpdate(t *testing.T) {
 	if errs := ValidateUpdate(newQuota(scoped), newQuota(func(rq *corev1.ResourceQuota) { rq.Spec.Hard = list("pods", "1") })); len(errs) != 1 || errs[0].Field != "spec.scopes" {
 		t.Errorf("adding a scope: %v, want one error on spec.scopes", errs)
 	}
+	twoScopes := func(scopes ...corev1.ResourceQuotaScope) func(*corev1.ResourceQuota) {
+		return func(rq *corev1.ResourceQuota) {
+			rq.Spec.Hard = list("pods", "1")
+			rq.Spec.Scopes = scopes
+		}
+	}
+	if errs := ValidateUpdate(newQuota(twoScopes(corev1.ResourceQuotaScopeNotBestEffort, corev1.ResourceQuotaScopeNotTerminating)),
+		newQuota(twoScopes(corev1.ResourceQuotaScopeNotTerminating, corev1.ResourceQuotaScopeNotBestEffort))); len(errs) != 0 {
+		t.Errorf("reordering scopes, which Kubernetes allows: %v", errs)
+	}
+	selector := func(class string) func(*corev1.ResourceQuota) {
+		return func(rq *corev1.ResourceQuota) {
+			rq.Spec.Hard = list("pods", "1")
+			rq.Spec.ScopeSelector = &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{
+				{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{class}},
+			}}
+		}
+	}
+	if errs := ValidateUpdate(newQuota(selector("low")), newQuota(selector("high"))); len(errs) != 0 {
+		t.Errorf("changing the scope selector, which Kubernetes allows: %v", errs)
+	}
 	if errs := ValidateStatusUpdate(newQuota(func(rq *corev1.ResourceQuota) { rq.Status.Used = list("pods", "2") }), newQuota()); len(errs) != 0 {
 		t.Errorf("status update: %v", errs)
 	}

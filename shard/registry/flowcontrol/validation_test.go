@@ -1,0 +1,75 @@
+package flowcontrol
+
+import (
+	"testing"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
+	"k8s.io/utils/ptr"
+)
+
+func fields(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, e.Field)
+	}
+	return out
+}
+
+func wantFields(t *testing.T, what string, errs field.ErrorList, want ...string) {
+	t.Helper()
+	got := fields(errs)
+	if len(got) != len(want) {
+		t.Errorf("%s: errors %v, want fields %v", what, errs, want)
+		return
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("%s: errors %v, want fields %v", what, errs, want)
+			return
+		}
+	}
+}
+
+func TestMandatoryFlowSchemas(t *testing.T) {
+	wantFields(t, "mandatory exempt", ValidateFlowSchema(bootstrap.MandatoryFlowSchemaExempt.DeepCopy()))
+	wantFields(t, "mandatory catch-all", ValidateFlowSchema(bootstrap.MandatoryFlowSchemaCatchAll.DeepCopy()))
+	changed := bootstrap.MandatoryFlowSchemaCatchAll.DeepCopy()
+	changed.Spec.MatchingPrecedence = 9999
+	wantFields(t, "catch-all with another precedence", ValidateFlowSchema(changed), "spec")
+	wantFields(t, "catch-all updated with another precedence", ValidateFlowSchemaUpdate(changed, bootstrap.MandatoryFlowSchemaCatchAll), "spec")
+}
+
+func TestMandatoryPriorityLevels(t *testing.T) {
+	wantFields(t, "mandatory exempt", ValidatePriorityLevel(bootstrap.MandatoryPriorityLevelConfigurationExempt.DeepCopy()))
+	wantFields(t, "mandatory catch-all", ValidatePriorityLevel(bootstrap.MandatoryPriorityLevelConfigurationCatchAll.DeepCopy()))
+	tuned := bootstrap.MandatoryPriorityLevelConfigurationExempt.DeepCopy()
+	tuned.Spec.Exempt.NominalConcurrencyShares = ptr.To[int32](10)
+	wantFields(t, "exempt with other exempt shares", ValidatePriorityLevel(tuned))
+	changed := bootstrap.MandatoryPriorityLevelConfigurationCatchAll.DeepCopy()
+	changed.Spec.Limited.NominalConcurrencyShares = ptr.To[int32](50)
+	wantFields(t, "catch-all with other shares", ValidatePriorityLevel(changed), "spec")
+}
+
+func TestExemptTypeAndName(t *testing.T) {
+	exemptType := &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+		Type: flowcontrolv1.PriorityLevelEnablementExempt,
+	}}
+	wantFields(t, "type Exempt not named exempt", ValidatePriorityLevel(exemptType), "spec.type")
+}
+
+func TestUpdateValidatesTheName(t *testing.T) {
+	fs := &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: "Bad_Name"}, Spec: flowcontrolv1.FlowSchemaSpec{
+		PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 500,
+	}}
+	wantFields(t, "flow schema with a stored invalid name", ValidateFlowSchemaUpdate(fs, fs.DeepCopy()), "metadata.name")
+	pl := &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "Bad_Name"}, Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
+		Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{
+			NominalConcurrencyShares: ptr.To[int32](1), LendablePercent: ptr.To[int32](0),
+			LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject},
+		},
+	}}
+	wantFields(t, "priority level with a stored invalid name", ValidatePriorityLevelUpdate(pl, pl.DeepCopy()), "metadata.name")
+}

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,52 +116,30 @@ func fairnessBench(ctx context.Context, binary string, apf bool, objects, lists,
 		return err
 	}
 
-	noiseCtx, stopNoise := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var served, throttled, failed atomic.Int64
-	for i := 0; i < lists; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for noiseCtx.Err() == nil {
-				_, err := noisyClient.CoreV1().ConfigMaps("default").List(noiseCtx, metav1.ListOptions{})
-				switch {
-				case err == nil:
-					served.Add(1)
-				case apierrors.IsTooManyRequests(err):
-					throttled.Add(1)
-				case noiseCtx.Err() == nil:
-					failed.Add(1)
-				}
-			}
-		}()
-	}
-	for i := 0; i < watches; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w, err := noisyClient.CoreV1().ConfigMaps("default").Watch(noiseCtx, metav1.ListOptions{})
-			if err != nil {
-				return
-			}
-			defer w.Stop()
-			for range w.ResultChan() {
-			}
-		}()
+	// The noisy tenant's clients run in a process of their own, as
+	// another tenant's would: in this process their goroutines would
+	// hold the Go scheduler's processors while decoding lists, and the
+	// quiet GETs would wait for them here rather than in the shard.
+	noise, err := startNoise(ctx, s, noisy, lists, watches)
+	if err != nil {
+		return err
 	}
 	time.Sleep(2 * time.Second) // let the noise build up
 	noiseStart := time.Now()
 	crowded, err := gets()
 	noiseDur := time.Since(noiseStart)
-	stopNoise()
-	wg.Wait()
+	counts, stopErr := noise.stop()
 	if err != nil {
 		return err
 	}
+	if stopErr != nil {
+		return stopErr
+	}
+	served, throttled, failed := counts[0], counts[1], counts[2]
 	fmt.Printf("  GET in the quiet cluster (%d samples): alone p50 %s p99 %s; beside %d LISTs of %d objects and %d watches p50 %s p99 %s\n",
 		samples, pct(alone, 50), pct(alone, 99), lists, objects, watches, pct(crowded, 50), pct(crowded, 99))
 	fmt.Printf("  noisy cluster meanwhile: %d LISTs served (%.0f/s), %d throttled (429), %d failed\n",
-		served.Load(), float64(served.Load())/noiseDur.Seconds(), throttled.Load(), failed.Load())
+		served, float64(served)/noiseDur.Seconds(), throttled, failed)
 	fmt.Printf("  ratio GET p99 with/without the noisy neighbour: %.2f (goal <= 2)\n\n", float64(pct(crowded, 99))/float64(pct(alone, 99)))
 	return nil
 }
@@ -197,4 +181,108 @@ func retryNotFound(ctx context.Context, f func() error) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// noiseProcess is a child process running the noisy tenant's clients.
+type noiseProcess struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+	in  io.WriteCloser
+}
+
+// startNoise starts this program again in noise mode against cluster: lists
+// concurrent LIST loops and watches watches of its configmaps, as the
+// bench user.
+func startNoise(ctx context.Context, s *shard, cluster logicalcluster.Name, lists, watches int) (*noiseProcess, error) {
+	cfg, err := clusters.ConfigFor(s.cfg, cluster)
+	if err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	ca := cfg.CAData
+	if len(ca) == 0 && cfg.CAFile != "" {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.CommandContext(ctx, self, "-noise-server", cfg.Host, "-noise-ca", string(ca),
+		"-noise-lists", strconv.Itoa(lists), "-noise-watches", strconv.Itoa(watches))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &noiseProcess{cmd: cmd, out: out, in: in}, nil
+}
+
+// stop ends the noise (closing its stdin) and returns the LISTs it had
+// served, throttled and failed.
+func (n *noiseProcess) stop() ([3]int64, error) {
+	var counts [3]int64
+	_ = n.in.Close()
+	if err := n.cmd.Wait(); err != nil {
+		return counts, fmt.Errorf("noise process: %w: %s", err, n.out.String())
+	}
+	if _, err := fmt.Sscanf(strings.TrimSpace(n.out.String()), "%d %d %d", &counts[0], &counts[1], &counts[2]); err != nil {
+		return counts, fmt.Errorf("noise process output %q: %w", n.out.String(), err)
+	}
+	return counts, nil
+}
+
+// runNoise is noise mode: LIST loops and watches of the configmaps of
+// server (a cluster URL) as the bench user until stdin closes, then the
+// counts of LISTs served, throttled and failed on stdout.
+func runNoise(server, ca string, lists, watches int) error {
+	cfg := &rest.Config{Host: server, BearerToken: benchUserToken, QPS: -1, TLSClientConfig: rest.TLSClientConfig{CAData: []byte(ca)}}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop()
+	}()
+	var wg sync.WaitGroup
+	var served, throttled, failed atomic.Int64
+	for range lists {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				_, err := client.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+				switch {
+				case err == nil:
+					served.Add(1)
+				case apierrors.IsTooManyRequests(err):
+					throttled.Add(1)
+				case ctx.Err() == nil:
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	for range watches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := client.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
+			if err != nil {
+				return
+			}
+			defer w.Stop()
+			for range w.ResultChan() {
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("%d %d %d\n", served.Load(), throttled.Load(), failed.Load())
+	return nil
 }

@@ -224,7 +224,10 @@ lines:
 		line := sc.Text()
 		rest, ok := strings.CutPrefix(line, name+"{")
 		if !ok {
-			continue
+			if rest, ok = strings.CutPrefix(line, name+" "); !ok {
+				continue
+			}
+			rest = " " + rest
 		}
 		for _, l := range labels {
 			if !strings.Contains(rest, l) {

@@ -51,7 +51,18 @@ func main() {
 	flatWS := flag.Int("workspaces", 1000, "workspaces created flat in root")
 	fanout := flag.Int("fanout", 10, "children per workspace in the workspace tree")
 	depth := flag.Int("depth", 3, "levels of the workspace tree")
+	noiseServer := flag.String("noise-server", "", "internal: run the noisy tenant of the fairness run against this cluster URL")
+	noiseCA := flag.String("noise-ca", "", "internal: the CA of -noise-server")
+	noiseLists := flag.Int("noise-lists", 0, "internal: LIST loops of the noisy tenant")
+	noiseWatches := flag.Int("noise-watches", 0, "internal: watches of the noisy tenant")
 	flag.Parse()
+	if *noiseServer != "" {
+		if err := runNoise(*noiseServer, *noiseCA, *noiseLists, *noiseWatches); err != nil {
+			fmt.Fprintln(os.Stderr, "bench noise:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()

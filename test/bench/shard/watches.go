@@ -77,6 +77,10 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 	if err != nil {
 		return err
 	}
+	runtimeBefore, err := goRuntime(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
 	var ended atomic.Int64
@@ -95,12 +99,19 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 	if err != nil {
 		return err
 	}
+	runtimeAfter, err := goRuntime(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
 	crowded, err := writeAndWatch(ctx, s, hotClient, "crowded", writes)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("  %d idle watches of configmaps in %d other clusters: shard RSS %s -> %s, %.1f KiB per watch (goal <= 16 KiB)\n",
 		opened, opened, mib(rssBefore), mib(rssAfter), float64(rssAfter-rssBefore)/1024/float64(max(opened, 1)))
+	per := func(k string) float64 { return (runtimeAfter[k] - runtimeBefore[k]) / float64(max(opened, 1)) }
+	fmt.Printf("    of which, per watch: %.2f goroutines, %.1f KiB goroutine stacks, %.1f KiB live heap (Go runtime figures)\n",
+		per("go_goroutines"), per("go_memstats_stack_inuse_bytes")/1024, per("go_memstats_heap_alloc_bytes")/1024)
 	fmt.Printf("  writes in one cluster (%d creates by 16 clients): %.0f/s alone, %.0f/s beside the idle watches: ratio %.2f (goal <= 1.2)\n",
 		writes, alone.rate, crowded.rate, alone.rate/crowded.rate)
 	fmt.Printf("  event latency in that cluster: alone p50 %s p99 %s, beside p50 %s p99 %s: ratio p99 %.2f (goal <= 1.2)\n",
@@ -222,6 +233,20 @@ func connectionFor(base *rest.Config, i int) (*http.Client, error) {
 	}
 	conns[g] = c
 	return c, nil
+}
+
+// goRuntime reads the Go runtime figures of the shard's /metrics, after a
+// garbage collection has had time to run.
+func goRuntime(ctx context.Context, cfg *rest.Config) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, name := range []string{"go_goroutines", "go_memstats_stack_inuse_bytes", "go_memstats_heap_alloc_bytes"} {
+		v, err := shardMetric(ctx, cfg, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
 }
 
 // resetConnections forgets the connections of connectionFor: the next

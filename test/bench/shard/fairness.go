@@ -215,7 +215,7 @@ func startNoise(ctx context.Context, s *shard, cluster logicalcluster.Name, list
 		return nil, err
 	}
 	out := &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = out, io.Discard
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

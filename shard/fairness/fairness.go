@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -115,6 +116,14 @@ func (f *Fairness) Handle(ctx context.Context, digest utilflowcontrol.RequestDig
 const (
 	objectsPerSeat = 100
 	maxListSeats   = 10
+	// readCostPerObject is roughly what serving one object of a list
+	// costs the shard in CPU (encoding and garbage collection; a list of
+	// 5,000 ConfigMaps takes ~50 ms of a core). A list or watch set-up of
+	// more than objectsPerSeat objects keeps its seats that much longer
+	// after it is done, so that a tenant's heavy reads use at most about
+	// half of the CPU its level's seats stand for: APF bounds concurrency,
+	// and one heavy list at a time is a whole core on a small machine.
+	readCostPerObject = 10 * time.Microsecond
 )
 
 // listEstimator charges a list in one logical cluster by that cluster's
@@ -145,6 +154,10 @@ func (f *Fairness) listEstimator(ctx context.Context, digest utilflowcontrol.Req
 		}
 		seats := uint64((n + objectsPerSeat - 1) / objectsPerSeat)
 		w.InitialSeats = min(max(seats, w.InitialSeats, 1), maxListSeats)
+		if n > objectsPerSeat {
+			w.FinalSeats = w.InitialSeats
+			w.AdditionalLatency = max(w.AdditionalLatency, time.Duration(n)*readCostPerObject)
+		}
 		return w
 	}
 }

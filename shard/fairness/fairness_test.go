@@ -3,6 +3,7 @@ package fairness
 import (
 	"context"
 	"testing"
+	"time"
 
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -68,14 +69,16 @@ func TestListsCostSeatsByTheirClustersObjects(t *testing.T) {
 		cluster logicalcluster.Cluster
 		info    *request.RequestInfo
 		want    uint64
+		// hold is how long the seats stay taken after the request.
+		hold time.Duration
 	}{
-		{"list in a big cluster", logicalcluster.Cluster{Name: "big"}, list, 10},
-		{"list in a middling cluster", logicalcluster.Cluster{Name: "mid"}, list, 3},
-		{"list in a small cluster", logicalcluster.Cluster{Name: "small"}, list, 1},
-		{"get in a big cluster", logicalcluster.Cluster{Name: "big"}, get, 1},
-		{"wildcard list", logicalcluster.Cluster{Wildcard: true}, list, 1},
-		{"watch from the current objects", logicalcluster.Cluster{Name: "big"}, watch, 10},
-		{"watch from a resourceVersion", logicalcluster.Cluster{Name: "big"}, resumed, 1},
+		{"list in a big cluster", logicalcluster.Cluster{Name: "big"}, list, 10, 50 * time.Millisecond},
+		{"list in a middling cluster", logicalcluster.Cluster{Name: "mid"}, list, 3, 2500 * time.Microsecond},
+		{"list in a small cluster", logicalcluster.Cluster{Name: "small"}, list, 1, 0},
+		{"get in a big cluster", logicalcluster.Cluster{Name: "big"}, get, 1, 0},
+		{"wildcard list", logicalcluster.Cluster{Wildcard: true}, list, 1, 0},
+		{"watch from the current objects", logicalcluster.Cluster{Name: "big"}, watch, 10, 50 * time.Millisecond},
+		{"watch from a resourceVersion", logicalcluster.Cluster{Name: "big"}, resumed, 1, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,8 +87,12 @@ func TestListsCostSeatsByTheirClustersObjects(t *testing.T) {
 				ctx = context.WithValue(ctx, initialEventsKey{}, false)
 			}
 			est := f.listEstimator(ctx, utilflowcontrol.RequestDigest{RequestInfo: tt.info}, upstream)
-			if got := est().InitialSeats; got != tt.want {
-				t.Errorf("seats %d, want %d", got, tt.want)
+			w := est()
+			if w.InitialSeats != tt.want {
+				t.Errorf("seats %d, want %d", w.InitialSeats, tt.want)
+			}
+			if w.AdditionalLatency != tt.hold || (tt.hold > 0 && w.FinalSeats != w.InitialSeats) {
+				t.Errorf("seats held %d for %s after the request, want %d for %s", w.FinalSeats, w.AdditionalLatency, tt.want, tt.hold)
 			}
 		})
 	}

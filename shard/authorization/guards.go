@@ -30,6 +30,23 @@ func IsPublic(attrs authorizer.Attributes) bool {
 	return false
 }
 
+// shardWidePaths are the non-resource paths, with their subpaths, that
+// tell about the whole shard rather than a logical cluster: its metrics
+// (other tenants' resources and request rates), profiles and flow-control
+// dumps. RBAC of a logical cluster (a cluster-admin's nonResourceURLs *)
+// cannot grant them.
+var shardWidePaths = []string{"/metrics", "/debug"}
+
+// IsShardWide tells whether a non-resource path is about the whole shard.
+func IsShardWide(path string) bool {
+	for _, p := range shardWidePaths {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // VirtualWorkspacePrefix prefixes the paths of the virtual workspaces the
 // shard serves in-process. They authorize each request themselves.
 const VirtualWorkspacePrefix = "/services/"
@@ -59,6 +76,9 @@ func guard(cluster logicalcluster.Cluster, attrs authorizer.Attributes) (verdict
 		return deny(stageGuard, fmt.Sprintf("logical cluster %q is a system cluster, only accessible to %s", cluster, user.SystemPrivilegedGroup)), true
 	}
 	if !attrs.IsResourceRequest() {
+		if IsShardWide(attrs.GetPath()) {
+			return deny(stageGuard, fmt.Sprintf("%s is about the whole shard, only accessible to %s", attrs.GetPath(), user.SystemPrivilegedGroup)), true
+		}
 		return verdict{}, false
 	}
 	if reason := impersonationGuard(attrs); reason != "" {

@@ -56,6 +56,10 @@ type Options struct {
 
 	// WatchCache enables one upstream watch cache per built-in resource.
 	WatchCache bool
+	// Profiling serves /debug/pprof (to shard admins only);
+	// ContentionProfiling adds block and mutex profiles.
+	Profiling           bool
+	ContentionProfiling bool
 
 	// AdmissionWebhookClusters bounds the logical clusters whose webhook
 	// admission plugins are kept built (webhooks.DefaultMaxClusters).
@@ -111,6 +115,7 @@ func NewOptions() *Options {
 		EmbeddedEtcdPeerPort:              2380,
 		EmbeddedEtcdLogLevel:              "error",
 		WatchCache:                        true,
+		Profiling:                         true,
 		AdmissionWebhookClusters:          webhooks.DefaultMaxClusters,
 		LogicalClusterObjectScanInterval:  objectlimit.DefaultScanInterval,
 		OrphanLogicalClusterSweepInterval: 5 * time.Minute,
@@ -162,7 +167,9 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.Int64Var(&o.LogicalClusterObjectLimit, "logical-cluster-total-object-limit", o.LogicalClusterObjectLimit, "Default limit of objects in a logical cluster, other than root and system clusters; creates beyond it get 403. The core.kcp.io/max-total-objects annotation of a LogicalCluster overrides it. 0 disables it.")
 	fs.DurationVar(&o.OrphanLogicalClusterSweepInterval, "orphan-logical-cluster-sweep-interval", o.OrphanLogicalClusterSweepInterval, "How often every logical cluster owned by a Workspace is checked, and deleted if its Workspace is gone (they are also checked when they appear).")
 	fs.DurationVar(&o.LogicalClusterObjectScanInterval, "logical-cluster-object-count-scan-interval", o.LogicalClusterObjectScanInterval, "How often the objects of every logical cluster are counted in etcd (keys only) for the object limit.")
-	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches of built-in resources from one watch cache per resource.")
+	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches from one watch cache per resource (built-in resources) and per group/resource (custom resources), shared by all logical clusters.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve Go profiles at /debug/pprof, to shard admins only.")
+	fs.BoolVar(&o.ContentionProfiling, "contention-profiling", o.ContentionProfiling, "With --profiling, also record block and mutex contention profiles.")
 
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
 	o.Audit.AddFlags(fss.FlagSet("auditing"))

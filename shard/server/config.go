@@ -172,7 +172,8 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
 	gc.OpenAPIV3Config.Info.Title = "Tessera"
 	gc.EnableIndex = false
-	gc.EnableProfiling = false
+	gc.EnableProfiling = o.Profiling
+	gc.EnableContentionProfiling = o.Profiling && o.ContentionProfiling
 	gc.MinRequestTimeout = 1800
 	// Watches through the in-process virtual workspaces are long-running,
 	// though not resource requests of the shard's own API.

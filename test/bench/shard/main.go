@@ -55,6 +55,7 @@ func main() {
 	noiseCA := flag.String("noise-ca", "", "internal: the CA of -noise-server")
 	noiseLists := flag.Int("noise-lists", 0, "internal: LIST loops of the noisy tenant")
 	noiseWatches := flag.Int("noise-watches", 0, "internal: watches of the noisy tenant")
+	flag.StringVar(&profileDir, "profiles", "", "write the shard's heap profiles of the scenarios to this directory")
 	flag.Parse()
 	if *noiseServer != "" {
 		if err := runNoise(*noiseServer, *noiseCA, *noiseLists, *noiseWatches); err != nil {

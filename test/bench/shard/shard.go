@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -178,4 +179,46 @@ func (s *shard) stop() {
 		s.etcd.Close()
 	}
 	_ = os.RemoveAll(s.dir)
+}
+
+// profileDir is where saveProfile writes the shard's profiles ("": nowhere).
+var profileDir string
+
+// saveProfile writes the shard's pprof profile kind (heap, goroutine, or
+// profile for 30 s of CPU) to profileDir/<scenario>.<kind>.pb.gz, for
+// go tool pprof.
+func (s *shard) saveProfile(ctx context.Context, kind, scenario string) error {
+	if profileDir == "" {
+		return nil
+	}
+	client, err := rest.HTTPClientFor(s.cfg)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.Host+"/debug/pprof/"+kind, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: HTTP %d", kind, resp.StatusCode)
+	}
+	if err := os.MkdirAll(profileDir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(profileDir, scenario+"."+kind+".pb.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	fmt.Printf("  (profile: %s)\n", path)
+	return f.Close()
 }

@@ -81,6 +81,9 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 	if err != nil {
 		return err
 	}
+	if err := s.saveProfile(ctx, "heap", "before-idle-watches"); err != nil {
+		return err
+	}
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
 	var ended atomic.Int64
@@ -101,6 +104,9 @@ func watchBench(ctx context.Context, binary string, idleWatchers, crWatches, wri
 	}
 	runtimeAfter, err := goRuntime(ctx, s.cfg)
 	if err != nil {
+		return err
+	}
+	if err := s.saveProfile(ctx, "heap", "idle-watches"); err != nil {
 		return err
 	}
 	crowded, err := writeAndWatch(ctx, s, hotClient, "crowded", writes)

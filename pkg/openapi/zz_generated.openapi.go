@@ -10,7 +10,8 @@ Copyright The Tessera Authors.
 package openapi
 
 import (
-	v1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	v1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	v1 "k8s.io/api/admissionregistration/v1"
@@ -35,15 +36,22 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		v1alpha1.LogicalCluster{}.OpenAPIModelName():                           schema_pkg_apis_core_v1alpha1_LogicalCluster(ref),
-		v1alpha1.LogicalClusterList{}.OpenAPIModelName():                       schema_pkg_apis_core_v1alpha1_LogicalClusterList(ref),
-		v1alpha1.LogicalClusterOwner{}.OpenAPIModelName():                      schema_pkg_apis_core_v1alpha1_LogicalClusterOwner(ref),
-		v1alpha1.LogicalClusterSpec{}.OpenAPIModelName():                       schema_pkg_apis_core_v1alpha1_LogicalClusterSpec(ref),
-		v1alpha1.LogicalClusterStatus{}.OpenAPIModelName():                     schema_pkg_apis_core_v1alpha1_LogicalClusterStatus(ref),
-		v1alpha1.Shard{}.OpenAPIModelName():                                    schema_pkg_apis_core_v1alpha1_Shard(ref),
-		v1alpha1.ShardList{}.OpenAPIModelName():                                schema_pkg_apis_core_v1alpha1_ShardList(ref),
-		v1alpha1.ShardSpec{}.OpenAPIModelName():                                schema_pkg_apis_core_v1alpha1_ShardSpec(ref),
-		v1alpha1.ShardStatus{}.OpenAPIModelName():                              schema_pkg_apis_core_v1alpha1_ShardStatus(ref),
+		v1alpha1.APIResourceSchema{}.OpenAPIModelName():                        schema_pkg_apis_apis_v1alpha1_APIResourceSchema(ref),
+		v1alpha1.APIResourceSchemaList{}.OpenAPIModelName():                    schema_pkg_apis_apis_v1alpha1_APIResourceSchemaList(ref),
+		v1alpha1.APIResourceSchemaSpec{}.OpenAPIModelName():                    schema_pkg_apis_apis_v1alpha1_APIResourceSchemaSpec(ref),
+		v1alpha1.APIResourceVersion{}.OpenAPIModelName():                       schema_pkg_apis_apis_v1alpha1_APIResourceVersion(ref),
+		v1alpha1.CustomResourceConversion{}.OpenAPIModelName():                 schema_pkg_apis_apis_v1alpha1_CustomResourceConversion(ref),
+		v1alpha1.WebhookClientConfig{}.OpenAPIModelName():                      schema_pkg_apis_apis_v1alpha1_WebhookClientConfig(ref),
+		v1alpha1.WebhookConversion{}.OpenAPIModelName():                        schema_pkg_apis_apis_v1alpha1_WebhookConversion(ref),
+		corev1alpha1.LogicalCluster{}.OpenAPIModelName():                       schema_pkg_apis_core_v1alpha1_LogicalCluster(ref),
+		corev1alpha1.LogicalClusterList{}.OpenAPIModelName():                   schema_pkg_apis_core_v1alpha1_LogicalClusterList(ref),
+		corev1alpha1.LogicalClusterOwner{}.OpenAPIModelName():                  schema_pkg_apis_core_v1alpha1_LogicalClusterOwner(ref),
+		corev1alpha1.LogicalClusterSpec{}.OpenAPIModelName():                   schema_pkg_apis_core_v1alpha1_LogicalClusterSpec(ref),
+		corev1alpha1.LogicalClusterStatus{}.OpenAPIModelName():                 schema_pkg_apis_core_v1alpha1_LogicalClusterStatus(ref),
+		corev1alpha1.Shard{}.OpenAPIModelName():                                schema_pkg_apis_core_v1alpha1_Shard(ref),
+		corev1alpha1.ShardList{}.OpenAPIModelName():                            schema_pkg_apis_core_v1alpha1_ShardList(ref),
+		corev1alpha1.ShardSpec{}.OpenAPIModelName():                            schema_pkg_apis_core_v1alpha1_ShardSpec(ref),
+		corev1alpha1.ShardStatus{}.OpenAPIModelName():                          schema_pkg_apis_core_v1alpha1_ShardStatus(ref),
 		tenancyv1alpha1.APIExportReference{}.OpenAPIModelName():                schema_pkg_apis_tenancy_v1alpha1_APIExportReference(ref),
 		tenancyv1alpha1.VirtualWorkspace{}.OpenAPIModelName():                  schema_pkg_apis_tenancy_v1alpha1_VirtualWorkspace(ref),
 		tenancyv1alpha1.Workspace{}.OpenAPIModelName():                         schema_pkg_apis_tenancy_v1alpha1_Workspace(ref),
@@ -526,6 +534,370 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 	}
 }
 
+func schema_pkg_apis_apis_v1alpha1_APIResourceSchema(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIResourceSchema describes one resource of an API group, like a CustomResourceDefinition, but immutable and named <prefix>.<plural>.<group>: a provider publishes a new schema for each change and points its APIExport at it. It is cluster-scoped.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec describes the resource. It cannot change.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.APIResourceSchemaSpec{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.APIResourceSchemaSpec{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha1_APIResourceSchemaList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIResourceSchemaList is a list of APIResourceSchemas.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.APIResourceSchema{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.APIResourceSchema{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha1_APIResourceSchemaSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIResourceSchemaSpec is the definition of a resource, as in a CustomResourceDefinition spec.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group is the API group of the resource; \"\" for the core group.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"names": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Names are the resource, kind, list kind, singular, short names and categories.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(apiextensionsv1.CustomResourceDefinitionNames{}.OpenAPIModelName()),
+						},
+					},
+					"scope": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Scope is Cluster or Namespaced.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"versions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Versions are the versions of the resource; exactly one is the storage version.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.APIResourceVersion{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"nameValidation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NameValidation is how object names are validated: DNS1123Subdomain (the default) or PathSegment.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conversion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Conversion is how objects are converted between versions. Only None is served by Tessera.",
+							Ref:         ref(v1alpha1.CustomResourceConversion{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"group", "names", "scope", "versions"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.APIResourceVersion{}.OpenAPIModelName(), v1alpha1.CustomResourceConversion{}.OpenAPIModelName(), apiextensionsv1.CustomResourceDefinitionNames{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha1_APIResourceVersion(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIResourceVersion is one version of a resource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the version, e.g. v1alpha1.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"served": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Served tells whether the version is served.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"storage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Storage tells whether objects are stored in this version.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"deprecated": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Deprecated marks the version deprecated.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"deprecationWarning": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeprecationWarning replaces the default warning of a deprecated version.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"schema": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Schema is the OpenAPI v3 schema of the objects of this version.",
+							Ref:         ref(runtime.RawExtension{}.OpenAPIModelName()),
+						},
+					},
+					"subresources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Subresources are the status and scale subresources.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(apiextensionsv1.CustomResourceSubresources{}.OpenAPIModelName()),
+						},
+					},
+					"additionalPrinterColumns": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AdditionalPrinterColumns are the columns of kubectl get.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(apiextensionsv1.CustomResourceColumnDefinition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"selectableFields": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "SelectableFields are fields field selectors may select on.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(apiextensionsv1.SelectableField{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name", "served", "storage", "schema"},
+			},
+		},
+		Dependencies: []string{
+			apiextensionsv1.CustomResourceColumnDefinition{}.OpenAPIModelName(), apiextensionsv1.CustomResourceSubresources{}.OpenAPIModelName(), apiextensionsv1.SelectableField{}.OpenAPIModelName(), runtime.RawExtension{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha1_CustomResourceConversion(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CustomResourceConversion is how objects are converted between versions.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"strategy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Strategy is None or Webhook.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"webhook": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Webhook configures webhook conversion.",
+							Ref:         ref(v1alpha1.WebhookConversion{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"strategy"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.WebhookConversion{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha1_WebhookClientConfig(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WebhookClientConfig says how to reach a conversion webhook.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL of the webhook.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"caBundle": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CABundle verifies the webhook's serving certificate.",
+							Type:        []string{"string"},
+							Format:      "byte",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha1_WebhookConversion(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WebhookConversion configures webhook conversion.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"clientConfig": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClientConfig says how to reach the webhook.",
+							Ref:         ref(v1alpha1.WebhookClientConfig{}.OpenAPIModelName()),
+						},
+					},
+					"conversionReviewVersions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ConversionReviewVersions are the ConversionReview versions the webhook understands.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"conversionReviewVersions"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.WebhookClientConfig{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_core_v1alpha1_LogicalCluster(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -556,20 +928,20 @@ func schema_pkg_apis_core_v1alpha1_LogicalCluster(ref common.ReferenceCallback) 
 					"spec": {
 						SchemaProps: spec.SchemaProps{
 							Default: map[string]interface{}{},
-							Ref:     ref(v1alpha1.LogicalClusterSpec{}.OpenAPIModelName()),
+							Ref:     ref(corev1alpha1.LogicalClusterSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Default: map[string]interface{}{},
-							Ref:     ref(v1alpha1.LogicalClusterStatus{}.OpenAPIModelName()),
+							Ref:     ref(corev1alpha1.LogicalClusterStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.LogicalClusterSpec{}.OpenAPIModelName(), v1alpha1.LogicalClusterStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			corev1alpha1.LogicalClusterSpec{}.OpenAPIModelName(), corev1alpha1.LogicalClusterStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -607,7 +979,7 @@ func schema_pkg_apis_core_v1alpha1_LogicalClusterList(ref common.ReferenceCallba
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref(v1alpha1.LogicalCluster{}.OpenAPIModelName()),
+										Ref: ref(corev1alpha1.LogicalCluster{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -618,7 +990,7 @@ func schema_pkg_apis_core_v1alpha1_LogicalClusterList(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.LogicalCluster{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+			corev1alpha1.LogicalCluster{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -700,7 +1072,7 @@ func schema_pkg_apis_core_v1alpha1_LogicalClusterSpec(ref common.ReferenceCallba
 					"owner": {
 						SchemaProps: spec.SchemaProps{
 							Description: "owner is the object that controls the life-cycle of this logical cluster (usually a Workspace). When the LogicalCluster is deleted, the finalizer core.kcp.io/logicalcluster is removed from the owner; if the owner still exists then, it is deleted too.",
-							Ref:         ref(v1alpha1.LogicalClusterOwner{}.OpenAPIModelName()),
+							Ref:         ref(corev1alpha1.LogicalClusterOwner{}.OpenAPIModelName()),
 						},
 					},
 					"initializers": {
@@ -726,7 +1098,7 @@ func schema_pkg_apis_core_v1alpha1_LogicalClusterSpec(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.LogicalClusterOwner{}.OpenAPIModelName()},
+			corev1alpha1.LogicalClusterOwner{}.OpenAPIModelName()},
 	}
 }
 
@@ -827,20 +1199,20 @@ func schema_pkg_apis_core_v1alpha1_Shard(ref common.ReferenceCallback) common.Op
 					"spec": {
 						SchemaProps: spec.SchemaProps{
 							Default: map[string]interface{}{},
-							Ref:     ref(v1alpha1.ShardSpec{}.OpenAPIModelName()),
+							Ref:     ref(corev1alpha1.ShardSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Default: map[string]interface{}{},
-							Ref:     ref(v1alpha1.ShardStatus{}.OpenAPIModelName()),
+							Ref:     ref(corev1alpha1.ShardStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.ShardSpec{}.OpenAPIModelName(), v1alpha1.ShardStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+			corev1alpha1.ShardSpec{}.OpenAPIModelName(), corev1alpha1.ShardStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -878,7 +1250,7 @@ func schema_pkg_apis_core_v1alpha1_ShardList(ref common.ReferenceCallback) commo
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref(v1alpha1.Shard{}.OpenAPIModelName()),
+										Ref: ref(corev1alpha1.Shard{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -889,7 +1261,7 @@ func schema_pkg_apis_core_v1alpha1_ShardList(ref common.ReferenceCallback) commo
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.Shard{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+			corev1alpha1.Shard{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 

@@ -13,8 +13,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/apis/apiresourceschemas"
 	"github.com/tessera-dev/tessera/shard/registry/builtin"
 	"github.com/tessera-dev/tessera/shard/registry/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/registry/shards"
@@ -74,6 +76,14 @@ func (s *Server) installAPIs() error {
 		}
 		groups[tenancyv1alpha1.SchemeGroupVersion.Group].add(tenancyv1alpha1.SchemeGroupVersion, st)
 	}
+
+	// apis.kcp.io: APIs as a service.
+	schemas, err := apiresourceschemas.NewStorage(s.Scheme, s.Storage)
+	if err != nil {
+		return errorf("apiresourceschemas", err)
+	}
+	groups[apisv1alpha1.SchemeGroupVersion.Group] = groupStorage{}
+	groups[apisv1alpha1.SchemeGroupVersion.Group].add(apisv1alpha1.SchemeGroupVersion, schemas)
 
 	for g, storage := range s.reviewStorage() {
 		if groups[g.Group] == nil {

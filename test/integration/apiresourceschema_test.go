@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,4 +104,74 @@ func TestAPIResourceSchemas(t *testing.T) {
 		t.Errorf("changing a schema: %v\n%s", err, out)
 	}
 	s.MustKubectl(t, c, "label", "apiresourceschema", "v220801.widgets.example.kcp.dev", "team=west")
+}
+
+// cowboysCRD is the CRD a provider starts from (the seed's quickstart).
+const cowboysCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: cowboys.wildwest.dev
+spec:
+  group: wildwest.dev
+  names:
+    kind: Cowboy
+    listKind: CowboyList
+    plural: cowboys
+    singular: cowboy
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              intent:
+                type: string
+          status:
+            type: object
+            properties:
+              result:
+                type: string
+    subresources:
+      status: {}
+`
+
+// TestCRDSnapshot: the provider turns its CRD into an APIResourceSchema
+// with the real kubectl and Tessera's kubectl kcp plugin, and applies it.
+func TestCRDSnapshot(t *testing.T) {
+	s := framework.StartShard(t)
+	c := logicalcluster.Name("cowboys-service")
+	createCluster(t, s, c)
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-kcp"), "github.com/tessera-dev/tessera/cmd/kubectl-kcp").CombinedOutput(); err != nil {
+		t.Fatalf("building kubectl-kcp: %v\n%s", err, out)
+	}
+	crd := filepath.Join(t.TempDir(), "crd.yaml")
+	if err := os.WriteFile(crd, []byte(cowboysCRD), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := exec.Command(framework.KubectlPath(t), "kcp", "crd", "snapshot", "-f", crd, "--prefix", "v220920-6039d110")
+	snapshot.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	schema, err := snapshot.Output()
+	if err != nil {
+		t.Fatalf("kubectl kcp crd snapshot: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "schema.yaml")
+	if err := os.WriteFile(path, schema, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := s.MustKubectl(t, c, "apply", "-f", path)
+	if !strings.Contains(out, "apiresourceschema.apis.kcp.io/v220920-6039d110.cowboys.wildwest.dev created") {
+		t.Errorf("applying the snapshot: %s\n%s", out, schema)
+	}
+	got := s.MustKubectl(t, c, "get", "apiresourceschema", "v220920-6039d110.cowboys.wildwest.dev",
+		"-o", "jsonpath={.spec.names.kind} {.spec.scope} {.spec.versions[0].name} {.spec.versions[0].schema.properties.spec.properties.intent.type}")
+	if got != "Cowboy Namespaced v1alpha1 string" {
+		t.Errorf("the applied schema: %q", got)
+	}
 }

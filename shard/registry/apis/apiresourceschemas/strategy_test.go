@@ -119,3 +119,35 @@ func TestSchemasAreImmutable(t *testing.T) {
 		t.Errorf("changing the spec: %v, want Forbidden spec: immutable", errs)
 	}
 }
+
+// TestSnapshotsOfCRDsAreValid: what kubectl kcp crd snapshot makes of a
+// CRD Kubernetes accepts is an APIResourceSchema the shard accepts.
+func TestSnapshotsOfCRDsAreValid(t *testing.T) {
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "cowboys.wildwest.dev"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "wildwest.dev",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "cowboys", Singular: "cowboy", Kind: "Cowboy", ListKind: "CowboyList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1alpha1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type:       "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"color": {Type: "string"}}}},
+				}},
+				Subresources:     &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				SelectableFields: []apiextensionsv1.SelectableField{{JSONPath: ".spec.color"}},
+			}},
+		},
+	}
+	s, err := apisv1alpha1.SchemaFromCRD(crd, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "v1.cowboys.wildwest.dev" {
+		t.Errorf("name %s", s.Name)
+	}
+	if errs := validate(s); len(errs) > 0 {
+		t.Errorf("the snapshot of a valid CRD is refused: %v", errs)
+	}
+}

@@ -246,6 +246,7 @@ func (s *Server) objectLimitPlugin() (namedPlugin, error) {
 		KV:              s.etcdClient,
 		Root:            s.CompletedConfig.EtcdPrefix,
 		ScanInterval:    o.LogicalClusterObjectScanInterval,
+		AfterScan:       (&orphanedKeys{s: s}).afterScan,
 		Prefixes: func() []string {
 			prefixes := s.CompletedConfig.Storage.ResourcePrefixes()
 			seen := map[string]bool{}

@@ -59,6 +59,9 @@ type Config struct {
 	// Prefixes returns the resource prefixes to count, below Root.
 	Prefixes     func() []string
 	ScanInterval time.Duration
+	// AfterScan, if set, is given the objects of every logical cluster
+	// with keys after each scan.
+	AfterScan func(ctx context.Context, counts map[logicalcluster.Name]int64)
 }
 
 // Plugin is the admission plugin and its scanner.
@@ -165,6 +168,9 @@ func (p *Plugin) Scan(ctx context.Context) error {
 	}
 	p.scanned.Store(&counts)
 	p.scannedLarge.Store(&large)
+	if p.cfg.AfterScan != nil {
+		p.cfg.AfterScan(ctx, counts)
+	}
 	return nil
 }
 

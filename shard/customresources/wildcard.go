@@ -1,6 +1,8 @@
 package customresources
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"slices"
@@ -148,6 +150,21 @@ func wildcardCRD(name string, crds []*apiextensionsv1.CustomResourceDefinition) 
 	}
 	out.Status.StoredVersions = []string{storage}
 	return out
+}
+
+// WildcardCRD returns the synthetic CRD that serves the CRDs named name
+// across all logical clusters (see wildcardCRD), for discovery and OpenAPI
+// at /clusters/*, or nil when none of them is Established. Its
+// resourceVersion is a digest of what it is made of, so documents built
+// from it change when it does.
+func WildcardCRD(name string, crds []*apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	crd := wildcardCRD(name, crds)
+	if crd == nil {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(wildcardVersion(crd).digest))
+	crd.ResourceVersion = hex.EncodeToString(sum[:8])
+	return crd
 }
 
 // wildcardKey is the cache key of the wildcard serving state of a CRD name.

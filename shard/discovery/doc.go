@@ -18,8 +18,11 @@
 //     to.
 //
 // The core group (/api, /api/v1) is the same everywhere and passes through,
-// as does every other path, every non-GET request, and requests for the
-// wildcard cluster or without a cluster, which so see the built-in documents.
+// as does every other path, every non-GET request, and requests without a
+// cluster, which so see the built-in documents. Requests across all
+// clusters (/clusters/*) see the CRDs that Config.CRDs returns for
+// logicalcluster.Wildcard: the shard's synthetic CRD per CRD name, which
+// serves wildcard lists and watches schema-agnostically.
 //
 // # Built-in documents
 //

@@ -43,7 +43,9 @@ type CRDLister func(cluster logicalcluster.Name) ([]*apiextensionsv1.CustomResou
 
 // Config configures a Handler.
 type Config struct {
-	// CRDs lists the CRDs of a logical cluster. Nil means no cluster has
+	// CRDs lists the CRDs of a logical cluster, and for
+	// logicalcluster.Wildcard those served across all clusters (the shard
+	// serves one synthetic CRD per name there). Nil means no cluster has
 	// any.
 	CRDs CRDLister
 	// MaxClusters bounds the number of logical clusters whose documents are
@@ -87,8 +89,9 @@ type Handler struct {
 // /apis/<group>/<version>, legacy and aggregated) and OpenAPI (/openapi/v2,
 // /openapi/v3, /openapi/v3/<path>) requests of a logical cluster with the
 // built-in documents of next merged with the cluster's CRDs, and passes
-// everything else, and requests without a cluster or for the wildcard
-// cluster, to next.
+// everything else, and requests without a cluster, to next. Requests across
+// all clusters (/clusters/*) get the documents of the CRDs Config.CRDs
+// returns for logicalcluster.Wildcard.
 //
 // next must be the generic server's API handler (the handler that
 // genericapiserver.Config.BuildHandlerChainFunc receives): the built-in
@@ -146,24 +149,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	cluster, ok := logicalcluster.ClusterFrom(req.Context())
-	if !ok || cluster.Wildcard || cluster.Name.Empty() {
+	if !ok || (!cluster.Wildcard && cluster.Name.Empty()) {
 		h.next.ServeHTTP(w, req)
 		return
+	}
+	name := cluster.Name
+	if cluster.Wildcard {
+		// Config.CRDs answers for all clusters under this name.
+		name = logicalcluster.Wildcard
 	}
 	r := parsePath(req.URL.Path)
 	switch r.kind {
 	case apisPath:
-		h.serveAPIs(w, req, cluster.Name)
+		h.serveAPIs(w, req, name)
 	case groupPath:
-		h.serveGroup(w, req, cluster.Name, r.gv.Group)
+		h.serveGroup(w, req, name, r.gv.Group)
 	case groupVersionPath:
-		h.serveGroupVersion(w, req, cluster.Name, r.gv)
+		h.serveGroupVersion(w, req, name, r.gv)
 	case openAPIV2DocPath:
-		h.serveOpenAPIV2(w, req, cluster.Name)
+		h.serveOpenAPIV2(w, req, name)
 	case openAPIV3RootPath:
-		h.serveOpenAPIV3Root(w, req, cluster.Name)
+		h.serveOpenAPIV3Root(w, req, name)
 	case openAPIV3DocPath:
-		h.serveOpenAPIV3(w, req, cluster.Name, r.openAPIV3Path)
+		h.serveOpenAPIV3(w, req, name, r.openAPIV3Path)
 	default:
 		h.next.ServeHTTP(w, req)
 	}

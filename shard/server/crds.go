@@ -1,11 +1,15 @@
 package server
 
 import (
+	"sort"
+	"strings"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/customresources"
 )
 
 // byCRDName indexes CRDs of all clusters by their name (<plural>.<group>).
@@ -26,7 +30,33 @@ func (s *Server) crdFor(cluster logicalcluster.Name, group, resource string) (*a
 
 // crdsOf lists the CRDs of a logical cluster.
 func (s *Server) crdsOf(cluster logicalcluster.Name) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	if cluster == logicalcluster.Wildcard {
+		return s.wildcardCRDs()
+	}
 	return s.crds.Lister().Cluster(cluster).List(labels.Everything())
+}
+
+// wildcardCRDs returns the synthetic CRD of every CRD name of the shard
+// that some cluster serves: what requests across all clusters are served
+// with (customresources.WildcardCRD).
+func (s *Server) wildcardCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	names := s.crds.Informer().GetIndexer().ListIndexFuncValues(byCRDName)
+	sort.Strings(names)
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(names))
+	for _, name := range names {
+		resource, group, ok := strings.Cut(name, ".")
+		if !ok {
+			continue
+		}
+		crds, err := s.crdsNamed(group, resource)
+		if err != nil {
+			return nil, err
+		}
+		if crd := customresources.WildcardCRD(name, crds); crd != nil {
+			out = append(out, crd)
+		}
+	}
+	return out, nil
 }
 
 // crdsNamed returns the CRDs named <resource>.<group> in every logical

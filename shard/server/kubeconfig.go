@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -15,30 +16,48 @@ func (c *Config) AdminKubeconfigPath() string {
 
 // AdminKubeconfig returns a kubeconfig for the shard admin with kcp's context
 // names: root (the root logical cluster, current), base (the shard URL),
-// system:admin (the shard-local system:admin cluster) and shard-base.
-func (c *Config) AdminKubeconfig() *clientcmdapi.Config {
+// system:admin (the shard-local system:admin cluster) and shard-base. As
+// kcp's, it carries the CA and the admin's certificate and key inline, so
+// it works wherever it is copied to.
+func (c *Config) AdminKubeconfig() (*clientcmdapi.Config, error) {
+	ca, err := os.ReadFile(c.Certs.CA.CertFile)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := os.ReadFile(c.Certs.Admin.CertFile)
+	if err != nil {
+		return nil, err
+	}
+	key, err := os.ReadFile(c.Certs.Admin.KeyFile)
+	if err != nil {
+		return nil, err
+	}
 	cfg := clientcmdapi.NewConfig()
 	cluster := func(server string) *clientcmdapi.Cluster {
-		return &clientcmdapi.Cluster{Server: server, CertificateAuthority: c.Certs.CA.CertFile}
+		return &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
 	}
 	cfg.Clusters["root"] = cluster(c.ServerURL + "/clusters/root")
 	cfg.Clusters["base"] = cluster(c.ServerURL)
 	cfg.Clusters["system:admin"] = cluster(c.ServerURL)
 	cfg.Clusters["shard-base"] = cluster(c.ServerURL)
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: c.Certs.Admin.CertFile, ClientKey: c.Certs.Admin.KeyFile}
-	cfg.AuthInfos["shard-admin"] = &clientcmdapi.AuthInfo{ClientCertificate: c.Certs.Admin.CertFile, ClientKey: c.Certs.Admin.KeyFile}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	cfg.AuthInfos["shard-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
 	cfg.Contexts["root"] = &clientcmdapi.Context{Cluster: "root", AuthInfo: "admin"}
 	cfg.Contexts["base"] = &clientcmdapi.Context{Cluster: "base", AuthInfo: "admin"}
 	cfg.Contexts["system:admin"] = &clientcmdapi.Context{Cluster: "system:admin", AuthInfo: "shard-admin"}
 	cfg.Contexts["shard-base"] = &clientcmdapi.Context{Cluster: "shard-base", AuthInfo: "shard-admin"}
 	cfg.CurrentContext = "root"
-	return cfg
+	return cfg, nil
 }
 
 // WriteAdminKubeconfig writes the admin kubeconfig and returns its path.
 func (s *Server) WriteAdminKubeconfig() (string, error) {
 	p := s.AdminKubeconfigPath()
-	if err := clientcmd.WriteToFile(*s.AdminKubeconfig(), p); err != nil {
+	cfg, err := s.AdminKubeconfig()
+	if err != nil {
+		return "", fmt.Errorf("reading the admin credentials: %w", err)
+	}
+	if err := clientcmd.WriteToFile(*cfg, p); err != nil {
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil

@@ -1,0 +1,55 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tessera-dev/tessera/test/integration/framework"
+)
+
+// TestAdminKubeconfigIsSelfContained: as kcp's, the admin kubeconfig
+// carries the CA, certificate and key inline, so a copy works elsewhere,
+// with kcp's context names.
+func TestAdminKubeconfigIsSelfContained(t *testing.T) {
+	s := framework.StartShard(t)
+	cfg, err := clientcmd.LoadFromFile(s.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range cfg.Clusters {
+		if len(c.CertificateAuthorityData) == 0 || c.CertificateAuthority != "" {
+			t.Errorf("cluster %s: CA file %q, %d bytes of CA data; want the data inline", name, c.CertificateAuthority, len(c.CertificateAuthorityData))
+		}
+	}
+	for name, a := range cfg.AuthInfos {
+		if len(a.ClientCertificateData) == 0 || len(a.ClientKeyData) == 0 || a.ClientCertificate != "" || a.ClientKey != "" {
+			t.Errorf("user %s: certificate and key not inline", name)
+		}
+	}
+	for _, want := range []string{"root", "base", "system:admin", "shard-base"} {
+		if cfg.Contexts[want] == nil {
+			t.Errorf("no context %q", want)
+		}
+	}
+	if st, err := os.Stat(s.Kubeconfig); err != nil || st.Mode().Perm()&0o077 != 0 {
+		t.Errorf("the admin kubeconfig holds a private key and is readable by others: %v %v", st.Mode(), err)
+	}
+
+	copied := filepath.Join(t.TempDir(), "admin.kubeconfig")
+	data, err := os.ReadFile(s.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(framework.KubectlPath(t), "--kubeconfig", copied, "--context", "root", "get", "namespace", "default", "-o", "name").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "namespace/default" {
+		t.Errorf("kubectl with a copy of the admin kubeconfig: %v\n%s", err, out)
+	}
+}

@@ -125,9 +125,14 @@ func fairnessBench(ctx context.Context, binary string, apf bool, objects, lists,
 		return err
 	}
 	time.Sleep(2 * time.Second) // let the noise build up
+	profiled := make(chan error, 1)
+	go func() { profiled <- s.saveProfile(ctx, "profile?seconds=5", fmt.Sprintf("fairness-apf-%t", apf)) }()
 	noiseStart := time.Now()
 	crowded, err := gets()
 	noiseDur := time.Since(noiseStart)
+	if perr := <-profiled; perr != nil && err == nil {
+		err = perr
+	}
 	counts, stopErr := noise.stop()
 	if err != nil {
 		return err

@@ -128,6 +128,9 @@ func informersOnce(ctx context.Context, binary string, n int, name string, args 
 	syncedIn := time.Since(start)
 	// Let the informers' watches start after their lists.
 	time.Sleep(3 * time.Second)
+	if err := s.saveProfile(ctx, "heap", "informers-"+strings.Fields(name)[0]+"-cache"); err != nil {
+		return err
+	}
 	watchers := etcdMetric("etcd_debugging_mvcc_watcher_total") - watchersBefore
 	requestsAfter, err := shardMetricBy(ctx, s.cfg, "etcd_requests_total", "operation", `resource="widgets"`)
 	if err != nil {

@@ -55,7 +55,7 @@ func main() {
 	noiseCA := flag.String("noise-ca", "", "internal: the CA of -noise-server")
 	noiseLists := flag.Int("noise-lists", 0, "internal: LIST loops of the noisy tenant")
 	noiseWatches := flag.Int("noise-watches", 0, "internal: watches of the noisy tenant")
-	flag.StringVar(&profileDir, "profiles", "", "write the shard's heap profiles of the scenarios to this directory")
+	flag.StringVar(&profileDir, "profiles", "", "write the shard's heap profile of each scenario (and a CPU profile of the fairness run's noise) to this directory, for go tool pprof")
 	flag.Parse()
 	if *noiseServer != "" {
 		if err := runNoise(*noiseServer, *noiseCA, *noiseLists, *noiseWatches); err != nil {
@@ -124,6 +124,9 @@ func run(ctx context.Context, abs string, n, perCluster, samples, workers int) e
 	createDur := time.Since(start)
 	rssAfter, err := big.settledRSS(ctx)
 	if err != nil {
+		return err
+	}
+	if err := big.saveProfile(ctx, "heap", "empty-logical-clusters"); err != nil {
 		return err
 	}
 	dbAfter, err := big.etcdBytes(ctx)

@@ -185,8 +185,8 @@ func (s *shard) stop() {
 var profileDir string
 
 // saveProfile writes the shard's pprof profile kind (heap, goroutine, or
-// profile for 30 s of CPU) to profileDir/<scenario>.<kind>.pb.gz, for
-// go tool pprof.
+// profile?seconds=N for N seconds of CPU) to profileDir/<scenario>.<heap,
+// goroutine or cpu>.pb.gz, for go tool pprof.
 func (s *shard) saveProfile(ctx context.Context, kind, scenario string) error {
 	if profileDir == "" {
 		return nil
@@ -210,7 +210,11 @@ func (s *shard) saveProfile(ctx context.Context, kind, scenario string) error {
 	if err := os.MkdirAll(profileDir, 0o755); err != nil {
 		return err
 	}
-	path := filepath.Join(profileDir, scenario+"."+kind+".pb.gz")
+	file, _, _ := strings.Cut(kind, "?")
+	if file == "profile" {
+		file = "cpu"
+	}
+	path := filepath.Join(profileDir, scenario+"."+file+".pb.gz")
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -115,6 +115,9 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	if err != nil {
 		return err
 	}
+	if err := s.saveProfile(ctx, "heap", "workspaces"); err != nil {
+		return err
+	}
 	gTree, err := goroutines(ctx, s.cfg)
 	if err != nil {
 		return err

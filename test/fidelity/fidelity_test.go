@@ -53,6 +53,9 @@ type kind struct {
 	cases []testCase
 	// updates change a copy of a valid, created object.
 	updates []testCase
+	// edits change valid objects: each is created (valid edited) and
+	// applied as an update of the created valid object.
+	edits []testCase
 	// valid returns a valid object.
 	valid func() runtime.Object
 }
@@ -394,6 +397,11 @@ func TestFidelity(t *testing.T) {
 		}
 		t.Run(k.name(), func(t *testing.T) {
 			creates := append(corpus(k), k.cases...)
+			for _, e := range k.edits {
+				obj := k.valid()
+				e.edit(obj)
+				creates = append(creates, testCase{name: e.name, obj: obj})
+			}
 			for _, c := range creates {
 				compare(t, scheme, st, k, "create "+c.name, c.obj, nil)
 				total++
@@ -406,7 +414,8 @@ func TestFidelity(t *testing.T) {
 			old := created.obj
 			m, _ := meta.Accessor(old)
 			m.SetResourceVersion("1")
-			for _, c := range append(append(updateCorpus(), k.updates...), ratchetCorpus(creates)...) {
+			updates := append(append(updateCorpus(), k.updates...), k.edits...)
+			for _, c := range append(updates, ratchetCorpus(creates)...) {
 				from := old
 				if c.stored != nil {
 					from = c.stored

@@ -165,6 +165,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("limitranges"), upstream: limitrange.Strategy,
+			edits: limitRangeEdits(),
 			valid: func() runtime.Object {
 				return &corev1.LimitRange{ObjectMeta: om("lr", "default"), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
 					Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}, Min: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
@@ -190,6 +191,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("resourcequotas"), upstream: resourcequota.Strategy,
+			edits: quotaEdits(),
 			valid: func() runtime.Object {
 				return &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": resource.MustParse("10")}}}
 			},
@@ -201,7 +203,7 @@ func kinds() []kind {
 				obj("status set", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"configmaps": resource.MustParse("1")}}, Status: corev1.ResourceQuotaStatus{Used: corev1.ResourceList{"configmaps": resource.MustParse("1")}}}),
 				obj("pods", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1"), "requests.cpu": resource.MustParse("1")}}}),
 			},
-			updates: []testCase{
+			updates: append(quotaUpdates(),
 				edit("hard changed", func(q *corev1.ResourceQuota) { q.Spec.Hard["count/configmaps"] = resource.MustParse("20") }),
 				edit("scope selector added", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = priorityClassSelector("high") }),
 				// Quotas with scopes, stored before (or by Kubernetes):
@@ -216,10 +218,12 @@ func kinds() []kind {
 				edit("scope selector changed", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = priorityClassSelector("low") }).from(stored(selectorQuota())),
 				edit("scope selector dropped", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = nil }).from(stored(selectorQuota())),
 				edit("scope selector invalid", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector.MatchExpressions[0].Values = nil }).from(stored(selectorQuota())),
-			},
+			),
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("events"), upstream: event.Strategy,
+			edits:   coreEventEdits(),
+			updates: coreEventUpdates(),
 			valid: func() runtime.Object {
 				return &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, Reason: "Tested", Message: "m", Type: corev1.EventTypeNormal}
 			},
@@ -234,6 +238,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: eventsv1.SchemeGroupVersion.WithResource("events"), upstream: event.Strategy,
+			edits: eventEdits(),
 			valid: func() runtime.Object { return newEvent(nil) },
 			cases: []testCase{
 				obj("no eventTime", newEvent(func(e *eventsv1.Event) { e.EventTime = metav1.MicroTime{} })),
@@ -245,16 +250,18 @@ func kinds() []kind {
 				obj("upper-case namespace of the regarded object", newEvent(func(e *eventsv1.Event) { e.Namespace = "Default"; e.Regarding.Namespace = "Default" })),
 				obj("bad reporting controller", newEvent(func(e *eventsv1.Event) { e.ReportingController = "a b" })),
 			},
-			updates: []testCase{
+			updates: append(eventUpdates(),
 				edit("note changed", func(e *eventsv1.Event) { e.Note = "changed" }),
 				edit("series added", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 2, LastObservedTime: eventTime} }),
 				edit("bad series added", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 1} }),
 				edit("eventTime changed", func(e *eventsv1.Event) { e.EventTime = metav1.NewMicroTime(eventTime.Add(time.Minute)) }),
 				edit("stored unqualified finalizer kept", func(e *eventsv1.Event) { e.Labels = map[string]string{"touched": "yes"} }).from(stored(newEvent(func(e *eventsv1.Event) { e.Finalizers = []string{"cleanup"} }))),
-			},
+			),
 		},
 		{
 			gvr: coordinationv1.SchemeGroupVersion.WithResource("leases"), upstream: lease.Strategy,
+			edits:   leaseEdits(),
+			updates: leaseUpdates(),
 			valid: func() runtime.Object {
 				return &coordinationv1.Lease{ObjectMeta: om("l", "default"), Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("me"), LeaseDurationSeconds: ptr.To[int32](15)}}
 			},
@@ -266,6 +273,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: rbacv1.SchemeGroupVersion.WithResource("roles"), upstream: role.Strategy,
+			edits: roleEdits(),
 			valid: func() runtime.Object {
 				return &rbacv1.Role{ObjectMeta: om("r", "default"), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}}
 			},
@@ -278,6 +286,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: rbacv1.SchemeGroupVersion.WithResource("clusterroles"), upstream: clusterrole.Strategy,
+			edits: clusterRoleEdits(),
 			valid: func() runtime.Object {
 				return &rbacv1.ClusterRole{ObjectMeta: om("cr", ""), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}}}}
 			},
@@ -290,6 +299,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: rbacv1.SchemeGroupVersion.WithResource("rolebindings"), upstream: rolebinding.Strategy,
+			edits: roleBindingEdits(),
 			valid: func() runtime.Object {
 				return &rbacv1.RoleBinding{ObjectMeta: om("rb", "default"), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"},
 					Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}, {Kind: rbacv1.ServiceAccountKind, Name: "sa", Namespace: "default"}}}
@@ -307,6 +317,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"), upstream: clusterrolebinding.Strategy,
+			edits: clusterRoleBindingEdits(),
 			valid: func() runtime.Object {
 				return &rbacv1.ClusterRoleBinding{ObjectMeta: om("crb", ""), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cr"},
 					Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "devs"}}}

@@ -1,0 +1,466 @@
+package fidelity
+
+import (
+	"encoding/pem"
+	"strings"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+)
+
+// The edits of a kind change its valid object; each is created, and
+// applied as an update of the created valid object (see kind.edits). They
+// are h2-fid's kind-specific mutations, written for the valid objects of
+// this module: each sets what it needs rather than assuming more of the
+// valid object than it has.
+
+func q(s string) resource.Quantity { return resource.MustParse(s) }
+
+var microStamp = metav1.NewMicroTime(time.Date(2026, 3, 1, 12, 0, 0, 123456000, time.UTC))
+
+// coreEventEdits are the edits of a core v1 event.
+func coreEventEdits() []testCase {
+	type E = *corev1.Event
+	reporting := func(controller, instance, action string) func(E) {
+		return func(e E) {
+			e.EventTime, e.ReportingController, e.ReportingInstance, e.Action = microStamp, controller, instance, action
+		}
+	}
+	return []testCase{
+		edit("involved object without namespace", func(e E) { e.InvolvedObject.Namespace = "" }),
+		edit("involved object without namespace, in apps", func(e E) { e.InvolvedObject.Namespace = ""; e.Namespace = "apps" }),
+		edit("involved object without namespace, in kube-system", func(e E) { e.InvolvedObject.Namespace = ""; e.Namespace = "kube-system" }),
+		edit("cluster-scoped involved object", func(e E) { e.InvolvedObject = corev1.ObjectReference{Kind: "Node", Name: "node-1"} }),
+		edit("reporting, unqualified controller", reporting("scheduler", "i", "a")),
+		edit("reporting, bad controller", reporting("Bad Controller", "i", "a")),
+		edit("reporting, no action", reporting("example.com/c", "i", "")),
+		edit("reporting, no instance", reporting("example.com/c", "", "a")),
+		edit("reporting, long instance", reporting("example.com/c", strings.Repeat("i", 129), "a")),
+		edit("reporting, long action", reporting("example.com/c", "i", strings.Repeat("a", 129))),
+		edit("reporting, long reason", func(e E) { reporting("example.com/c", "i", "a")(e); e.Reason = strings.Repeat("r", 129) }),
+		edit("reporting, long message", func(e E) { reporting("example.com/c", "i", "a")(e); e.Message = strings.Repeat("m", 1025) }),
+		edit("long reason", func(e E) { e.Reason = strings.Repeat("r", 129) }),
+		edit("long action", func(e E) { e.Action = strings.Repeat("a", 129) }),
+		edit("long message", func(e E) { e.Message = strings.Repeat("m", 1025) }),
+		edit("long reporting instance", func(e E) { e.ReportingInstance = strings.Repeat("i", 129) }),
+		edit("type Info", func(e E) { e.Type = "Info" }),
+		edit("no type", func(e E) { e.Type = "" }),
+		edit("series count 1", func(e E) { e.Series = &corev1.EventSeries{Count: 1, LastObservedTime: microStamp} }),
+		edit("series without time", func(e E) { e.Series = &corev1.EventSeries{Count: 2} }),
+		edit("series with reporting", func(e E) {
+			reporting("example.com/c", "i", "a")(e)
+			e.Series = &corev1.EventSeries{Count: 2, LastObservedTime: microStamp}
+		}),
+		edit("legacy fields", func(e E) {
+			e.Source = corev1.EventSource{Component: "kubelet", Host: "node-1"}
+			e.FirstTimestamp, e.LastTimestamp, e.Count = metav1.Unix(1700000000, 0), metav1.Unix(1700000060, 0), 3
+		}),
+		edit("related", func(e E) { e.Related = &corev1.ObjectReference{Kind: "Node", Name: "n"} }),
+		edit("involved object with field path", func(e E) { e.InvolvedObject.FieldPath = "spec.containers{web}"; e.InvolvedObject.UID = "u1" }),
+	}
+}
+
+// coreEventUpdates are the updates of a stored core v1 event.
+func coreEventUpdates() []testCase {
+	type E = *corev1.Event
+	return []testCase{
+		edit("message changed", func(e E) { e.Message = "changed" }),
+		edit("count bumped", func(e E) { e.Count++ }),
+		edit("reason changed", func(e E) { e.Reason = "Other" }),
+		edit("involved object changed", func(e E) { e.InvolvedObject.Name = "other" }),
+		edit("event time set", func(e E) { e.EventTime = microStamp }),
+		edit("series added", func(e E) { e.Series = &corev1.EventSeries{Count: 2, LastObservedTime: microStamp} }),
+	}
+}
+
+// eventEdits are the edits of an events.k8s.io event.
+func eventEdits() []testCase {
+	type E = *eventsv1.Event
+	return []testCase{
+		edit("no reporting controller", func(e E) { e.ReportingController = "" }),
+		edit("no reporting instance", func(e E) { e.ReportingInstance = "" }),
+		edit("no action", func(e E) { e.Action = "" }),
+		edit("no reason", func(e E) { e.Reason = "" }),
+		edit("note 1024", func(e E) { e.Note = strings.Repeat("n", 1024) }),
+		edit("note 1025", func(e E) { e.Note = strings.Repeat("n", 1025) }),
+		edit("long action", func(e E) { e.Action = strings.Repeat("a", 129) }),
+		edit("long reason", func(e E) { e.Reason = strings.Repeat("r", 129) }),
+		edit("long reporting instance", func(e E) { e.ReportingInstance = strings.Repeat("i", 129) }),
+		edit("no type", func(e E) { e.Type = "" }),
+		edit("type Warning", func(e E) { e.Type = corev1.EventTypeWarning }),
+		edit("deprecated source", func(e E) { e.DeprecatedSource = corev1.EventSource{Host: "h"} }),
+		edit("deprecated first timestamp", func(e E) { e.DeprecatedFirstTimestamp = metav1.Unix(1700000000, 0) }),
+		edit("deprecated last timestamp", func(e E) { e.DeprecatedLastTimestamp = metav1.Unix(1700000000, 0) }),
+		edit("series", func(e E) { e.Series = &eventsv1.EventSeries{Count: 4, LastObservedTime: microStamp} }),
+		edit("series without time", func(e E) { e.Series = &eventsv1.EventSeries{Count: 3} }),
+		edit("regarding other namespace", func(e E) { e.Regarding.Namespace = "other" }),
+		edit("regarding no namespace in apps", func(e E) { e.Regarding.Namespace = ""; e.Namespace = "apps" }),
+		edit("regarding a node", func(e E) { e.Regarding = corev1.ObjectReference{Kind: "Node", Name: "node-1"} }),
+		edit("related", func(e E) { e.Related = &corev1.ObjectReference{Kind: "Node", Name: "node-1"} }),
+	}
+}
+
+// eventUpdates are the updates of a stored events.k8s.io event.
+func eventUpdates() []testCase {
+	type E = *eventsv1.Event
+	return []testCase{
+		edit("series changed", func(e E) { e.Series = &eventsv1.EventSeries{Count: 9, LastObservedTime: microStamp} }),
+		edit("action changed", func(e E) { e.Action = "Other" }),
+		edit("regarding changed", func(e E) { e.Regarding.Name = "other" }),
+		edit("type changed", func(e E) { e.Type = corev1.EventTypeWarning }),
+		edit("reporting controller changed", func(e E) { e.ReportingController = "example.com/other" }),
+	}
+}
+
+// quotaEdits are the edits of a resource quota on a count.
+func quotaEdits() []testCase {
+	type Q = *corev1.ResourceQuota
+	hard := func(name, v string) func(Q) {
+		return func(rq Q) { rq.Spec.Hard[corev1.ResourceName(name)] = q(v) }
+	}
+	only := func(list corev1.ResourceList, scopes ...corev1.ResourceQuotaScope) func(Q) {
+		return func(rq Q) { rq.Spec.Hard, rq.Spec.Scopes = list, scopes }
+	}
+	selector := func(reqs ...corev1.ScopedResourceSelectorRequirement) func(Q) {
+		return func(rq Q) {
+			rq.Spec.Hard = corev1.ResourceList{"pods": q("1")}
+			rq.Spec.ScopeSelector = &corev1.ScopeSelector{MatchExpressions: reqs}
+		}
+	}
+	return []testCase{
+		edit("fractional count/configmaps", hard("count/configmaps", "1500m")),
+		edit("count of secrets", hard("count/secrets", "3")),
+		edit("count of a group's resource", hard("count/deployments.apps", "5")),
+		edit("count of nothing", hard("count/", "5")),
+		edit("alias configmaps", hard("configmaps", "5")),
+		edit("alias secrets", hard("secrets", "5")),
+		edit("alias resourcequotas", hard("resourcequotas", "1")),
+		edit("fractional alias", hard("secrets", "500m")),
+		edit("negative alias", hard("secrets", "-2")),
+		edit("unknown resource", hard("gpus", "1")),
+		edit("cpu", hard("cpu", "10")),
+		edit("requests.memory", hard("requests.memory", "8Gi")),
+		edit("storage class resource", hard("gold.storageclass.storage.k8s.io/requests.storage", "1Gi")),
+		edit("requests.example.com", hard("requests.example.com/gpu", "2")),
+		edit("fractional requests.example.com", hard("requests.example.com/gpu", "500m")),
+		edit("limits.example.com", hard("limits.example.com/gpu", "1")),
+		edit("example.com unprefixed", hard("example.com/gpu", "1")),
+		edit("no hard", func(rq Q) { rq.Spec.Hard = nil }),
+		edit("status set", func(rq Q) {
+			rq.Status = corev1.ResourceQuotaStatus{Hard: corev1.ResourceList{"pods": q("1")}, Used: corev1.ResourceList{"pods": q("-1")}}
+		}),
+		edit("unknown scope", only(corev1.ResourceList{"pods": q("1")}, "Weird")),
+		edit("scope BestEffort on a count", func(rq Q) { rq.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort} }),
+		edit("scope Terminating on cpu", only(corev1.ResourceList{"cpu": q("1")}, corev1.ResourceQuotaScopeTerminating)),
+		edit("scope BestEffort on pods", only(corev1.ResourceList{"pods": q("1")}, corev1.ResourceQuotaScopeBestEffort)),
+		edit("scope VolumeAttributesClass", only(corev1.ResourceList{"persistentvolumeclaims": q("1")}, corev1.ResourceQuotaScopeVolumeAttributesClass)),
+		edit("scope CrossNamespacePodAffinity", only(corev1.ResourceList{"pods": q("1")}, corev1.ResourceQuotaScopeCrossNamespacePodAffinity)),
+		edit("duplicate scopes", only(corev1.ResourceList{"pods": q("1")}, corev1.ResourceQuotaScopeNotTerminating, corev1.ResourceQuotaScopeNotTerminating)),
+		edit("selector Exists with values", selector(corev1.ScopedResourceSelectorRequirement{ScopeName: corev1.ResourceQuotaScopeBestEffort, Operator: corev1.ScopeSelectorOpExists, Values: []string{"x"}})),
+		edit("selector In without values", selector(corev1.ScopedResourceSelectorRequirement{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn})),
+		edit("selector bad operator", selector(corev1.ScopedResourceSelectorRequirement{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: "Equals", Values: []string{"a"}})),
+		edit("selector Terminating In", selector(corev1.ScopedResourceSelectorRequirement{ScopeName: corev1.ResourceQuotaScopeTerminating, Operator: corev1.ScopeSelectorOpIn, Values: []string{"a"}})),
+		edit("selector unknown scope", selector(corev1.ScopedResourceSelectorRequirement{ScopeName: "Weird", Operator: corev1.ScopeSelectorOpExists})),
+		edit("selector priority class", selector(corev1.ScopedResourceSelectorRequirement{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpNotIn, Values: []string{"low"}})),
+		edit("empty selector", func(rq Q) { rq.Spec.ScopeSelector = &corev1.ScopeSelector{} }),
+	}
+}
+
+// quotaUpdates are the updates of a stored count quota.
+func quotaUpdates() []testCase {
+	type Q = *corev1.ResourceQuota
+	return []testCase{
+		edit("pods added", func(rq Q) { rq.Spec.Hard["pods"] = q("3") }),
+		edit("count dropped", func(rq Q) { delete(rq.Spec.Hard, "count/configmaps") }),
+		edit("count replaced", func(rq Q) { rq.Spec.Hard = corev1.ResourceList{"count/secrets": q("1")} }),
+		edit("scope added", func(rq Q) { rq.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeNotTerminating} }),
+		edit("status changed", func(rq Q) { rq.Status.Used = corev1.ResourceList{"count/configmaps": q("3")} }),
+	}
+}
+
+// limitRangeEdits are the edits of a limit range whose first item is a
+// container's, with max and min CPU.
+func limitRangeEdits() []testCase {
+	type L = *corev1.LimitRange
+	item := func(f func(*corev1.LimitRangeItem)) func(L) {
+		return func(lr L) {
+			i := &lr.Spec.Limits[0]
+			for _, l := range []*corev1.ResourceList{&i.Max, &i.Min, &i.Default, &i.DefaultRequest, &i.MaxLimitRequestRatio} {
+				if *l == nil {
+					*l = corev1.ResourceList{}
+				}
+			}
+			f(i)
+		}
+	}
+	full := corev1.LimitRangeItem{
+		Type:                 corev1.LimitTypeContainer,
+		Max:                  corev1.ResourceList{"cpu": q("2"), "memory": q("1Gi")},
+		Min:                  corev1.ResourceList{"cpu": q("100m"), "memory": q("64Mi")},
+		Default:              corev1.ResourceList{"cpu": q("500m")},
+		DefaultRequest:       corev1.ResourceList{"memory": q("128Mi")},
+		MaxLimitRequestRatio: corev1.ResourceList{"cpu": q("4")},
+	}
+	return []testCase{
+		edit("container, pod and claim items", func(lr L) {
+			lr.Spec.Limits = []corev1.LimitRangeItem{*full.DeepCopy(),
+				{Type: corev1.LimitTypePod, Max: corev1.ResourceList{"cpu": q("4"), "memory": q("2Gi")}},
+				{Type: corev1.LimitTypePersistentVolumeClaim, Min: corev1.ResourceList{"storage": q("1Gi")}, Max: corev1.ResourceList{"storage": q("10Gi")}},
+			}
+		}),
+		edit("default above max", item(func(i *corev1.LimitRangeItem) { i.Default["cpu"] = q("3") })),
+		edit("default below min", item(func(i *corev1.LimitRangeItem) { i.Default["cpu"] = q("50m") })),
+		edit("default request above default", item(func(i *corev1.LimitRangeItem) {
+			i.Default["cpu"], i.DefaultRequest["cpu"] = q("500m"), q("600m")
+		})),
+		edit("default request below min", item(func(i *corev1.LimitRangeItem) { i.DefaultRequest["cpu"] = q("50m") })),
+		edit("default request above max", item(func(i *corev1.LimitRangeItem) { i.DefaultRequest["cpu"] = q("3") })),
+		edit("only default request", item(func(i *corev1.LimitRangeItem) { i.DefaultRequest["cpu"] = q("1") })),
+		edit("negative min", item(func(i *corev1.LimitRangeItem) { i.Min["memory"] = q("-1") })),
+		edit("ratio below 1", item(func(i *corev1.LimitRangeItem) { i.MaxLimitRequestRatio["cpu"] = q("500m") })),
+		edit("ratio above max/min", item(func(i *corev1.LimitRangeItem) { i.MaxLimitRequestRatio["cpu"] = q("30") })),
+		edit("ratio within max/min", item(func(i *corev1.LimitRangeItem) { i.MaxLimitRequestRatio["cpu"] = q("10") })),
+		edit("unknown resource", item(func(i *corev1.LimitRangeItem) { i.Max["gpu"] = q("1") })),
+		edit("pods resource in container", item(func(i *corev1.LimitRangeItem) { i.Max["pods"] = q("1") })),
+		edit("storage in container", item(func(i *corev1.LimitRangeItem) { i.Max["storage"] = q("1Gi") })),
+		edit("kubernetes.io resource", item(func(i *corev1.LimitRangeItem) { i.Max["kubernetes.io/thing"] = q("1") })),
+		edit("bad resource name", item(func(i *corev1.LimitRangeItem) { i.Max["Bad Name"] = q("1") })),
+		edit("extended default differs from request", item(func(i *corev1.LimitRangeItem) {
+			i.Default["example.com/gpu"], i.DefaultRequest["example.com/gpu"] = q("2"), q("1")
+		})),
+		edit("extended default equals request", item(func(i *corev1.LimitRangeItem) {
+			i.Default["example.com/gpu"], i.DefaultRequest["example.com/gpu"] = q("1"), q("1")
+		})),
+		edit("hugepages default differs from request", item(func(i *corev1.LimitRangeItem) {
+			i.Default["hugepages-2Mi"], i.DefaultRequest["hugepages-2Mi"] = q("4Mi"), q("2Mi")
+		})),
+		edit("pod item with default request", func(lr L) {
+			lr.Spec.Limits = append(lr.Spec.Limits, corev1.LimitRangeItem{Type: corev1.LimitTypePod, DefaultRequest: corev1.ResourceList{"cpu": q("1")}})
+		}),
+		edit("claim item without storage", func(lr L) {
+			lr.Spec.Limits = append(lr.Spec.Limits, corev1.LimitRangeItem{Type: corev1.LimitTypePersistentVolumeClaim, Max: corev1.ResourceList{"cpu": q("1")}})
+		}),
+		edit("claim item with default", func(lr L) {
+			lr.Spec.Limits = append(lr.Spec.Limits, corev1.LimitRangeItem{Type: corev1.LimitTypePersistentVolumeClaim, Default: corev1.ResourceList{"storage": q("1Gi")}})
+		}),
+		edit("duplicate type", func(lr L) { lr.Spec.Limits = append(lr.Spec.Limits, *lr.Spec.Limits[0].DeepCopy()) }),
+		edit("type Node", item(func(i *corev1.LimitRangeItem) { i.Type = "Node" })),
+		edit("qualified custom type", item(func(i *corev1.LimitRangeItem) { i.Type = "example.com/Thing" })),
+		edit("empty type", item(func(i *corev1.LimitRangeItem) { i.Type = "" })),
+		edit("no limits", func(lr L) { lr.Spec.Limits = nil }),
+		edit("empty item", func(lr L) { lr.Spec.Limits = []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer}} }),
+	}
+}
+
+// policyRules are a role's rules on resources.
+func policyRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{""}, Resources: []string{"pods", "pods/log"}},
+		{Verbs: []string{"update"}, APIGroups: []string{"apps"}, Resources: []string{"deployments"}, ResourceNames: []string{"web"}},
+	}
+}
+
+// ruleEdits are the edits of the rules of a role or cluster role: each
+// starts from policyRules.
+func ruleEdits(rules func(o any) *[]rbacv1.PolicyRule) []testCase {
+	e := func(name string, f func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule) testCase {
+		return testCase{name: name, edit: func(o runtime.Object) {
+			r := rules(o)
+			*r = f(policyRules())
+		}}
+	}
+	return []testCase{
+		e("resource rules", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule { return r }),
+		e("rule without verbs", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule { r[0].Verbs = nil; return r }),
+		e("rule without api groups", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule { r[0].APIGroups = nil; return r }),
+		e("rule without resources", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule { r[0].Resources = nil; return r }),
+		e("rule with resource names only", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+			r[1].Resources = nil
+			return r
+		}),
+		e("rule with non-resource urls", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+			return append(r, rbacv1.PolicyRule{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/metrics/*"}})
+		}),
+		e("non-resource urls without verbs", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+			return append(r, rbacv1.PolicyRule{NonResourceURLs: []string{"/healthz"}})
+		}),
+		e("rule mixing resources and urls", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule { r[0].NonResourceURLs = []string{"/metrics"}; return r }),
+		e("empty rule", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule { return append(r, rbacv1.PolicyRule{}) }),
+		e("wildcards", func([]rbacv1.PolicyRule) []rbacv1.PolicyRule {
+			return []rbacv1.PolicyRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}}
+		}),
+		e("no rules", func([]rbacv1.PolicyRule) []rbacv1.PolicyRule { return nil }),
+		e("empty verb", func(r []rbacv1.PolicyRule) []rbacv1.PolicyRule { r[0].Verbs = []string{""}; return r }),
+	}
+}
+
+// roleEdits are the edits of a role.
+func roleEdits() []testCase {
+	return ruleEdits(func(o any) *[]rbacv1.PolicyRule { return &o.(*rbacv1.Role).Rules })
+}
+
+// clusterRoleEdits are the edits of a cluster role.
+func clusterRoleEdits() []testCase {
+	type R = *rbacv1.ClusterRole
+	return append(ruleEdits(func(o any) *[]rbacv1.PolicyRule { return &o.(R).Rules }),
+		edit("empty aggregation rule", func(r R) { r.AggregationRule = &rbacv1.AggregationRule{} }),
+		edit("aggregation rule with rules", func(r R) {
+			r.AggregationRule = &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a": "b"}}}}
+		}),
+		edit("aggregation selector In without values", func(r R) {
+			r.AggregationRule = &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{
+				{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: metav1.LabelSelectorOpIn}}},
+			}}
+		}),
+		edit("aggregation selector bad label", func(r R) {
+			r.AggregationRule = &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a b": "c"}}}}
+		}),
+		edit("aggregation selector empty", func(r R) {
+			r.AggregationRule = &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{}}}
+		}),
+	)
+}
+
+// bindingEdits are the edits of the subjects and role reference of a
+// role binding or cluster role binding.
+func bindingEdits(parts func(o any) (*[]rbacv1.Subject, *rbacv1.RoleRef)) []testCase {
+	ref := func(name string, f func(*rbacv1.RoleRef)) testCase {
+		return testCase{name: name, edit: func(o runtime.Object) { _, r := parts(o); f(r) }}
+	}
+	subject := func(name string, s rbacv1.Subject) testCase {
+		return testCase{name: name, edit: func(o runtime.Object) { subjects, _ := parts(o); *subjects = append(*subjects, s) }}
+	}
+	return []testCase{
+		ref("role ref without api group", func(r *rbacv1.RoleRef) { r.APIGroup = "" }),
+		ref("role ref other api group", func(r *rbacv1.RoleRef) { r.APIGroup = "example.com" }),
+		ref("role ref kind User", func(r *rbacv1.RoleRef) { r.Kind = "User" }),
+		ref("role ref kind Role", func(r *rbacv1.RoleRef) { r.Kind = "Role" }),
+		ref("role ref kind ClusterRole", func(r *rbacv1.RoleRef) { r.Kind = "ClusterRole" }),
+		ref("role ref without name", func(r *rbacv1.RoleRef) { r.Name = "" }),
+		ref("role ref name with slash", func(r *rbacv1.RoleRef) { r.Name = "a/b" }),
+		ref("role ref name with percent", func(r *rbacv1.RoleRef) { r.Name = "a%b" }),
+		ref("role ref name with colon", func(r *rbacv1.RoleRef) { r.Name = "system:view" }),
+		ref("role ref without kind", func(r *rbacv1.RoleRef) { r.Kind = "" }),
+		subject("user without api group", rbacv1.Subject{Kind: "User", Name: "bob"}),
+		subject("user with other api group", rbacv1.Subject{Kind: "User", APIGroup: "example.com", Name: "bob"}),
+		subject("group without api group", rbacv1.Subject{Kind: "Group", Name: "system:authenticated"}),
+		subject("group with other api group", rbacv1.Subject{Kind: "Group", APIGroup: "example.com", Name: "g"}),
+		subject("group with namespace", rbacv1.Subject{Kind: "Group", APIGroup: rbacv1.GroupName, Name: "g", Namespace: "default"}),
+		subject("service account with api group", rbacv1.Subject{Kind: "ServiceAccount", APIGroup: rbacv1.GroupName, Name: "sa", Namespace: "default"}),
+		subject("service account, other namespace", rbacv1.Subject{Kind: "ServiceAccount", Name: "builder", Namespace: "ci"}),
+		subject("service account bad name", rbacv1.Subject{Kind: "ServiceAccount", Name: "Bad_SA", Namespace: "default"}),
+		subject("service account bad namespace", rbacv1.Subject{Kind: "ServiceAccount", Name: "sa", Namespace: "Bad_NS"}),
+		subject("subject without name", rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName}),
+		subject("subject without kind", rbacv1.Subject{Name: "r"}),
+		subject("subject lower-case kind", rbacv1.Subject{Kind: "user", Name: "r"}),
+		subject("user name with colon", rbacv1.Subject{Kind: "User", Name: "system:serviceaccount:a:b"}),
+		subject("user with an e-mail name", rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: "alice@example.com"}),
+		{name: "no subjects", edit: func(o runtime.Object) { subjects, _ := parts(o); *subjects = nil }},
+	}
+}
+
+func roleBindingEdits() []testCase {
+	return bindingEdits(func(o any) (*[]rbacv1.Subject, *rbacv1.RoleRef) {
+		b := o.(*rbacv1.RoleBinding)
+		return &b.Subjects, &b.RoleRef
+	})
+}
+
+func clusterRoleBindingEdits() []testCase {
+	return bindingEdits(func(o any) (*[]rbacv1.Subject, *rbacv1.RoleRef) {
+		b := o.(*rbacv1.ClusterRoleBinding)
+		return &b.Subjects, &b.RoleRef
+	})
+}
+
+// csrEdits are the edits of a certificate signing request for a custom
+// signer.
+func csrEdits() []testCase {
+	type C = *certificatesv1.CertificateSigningRequest
+	signer := func(name string) func(C) { return func(c C) { c.Spec.SignerName = name } }
+	usages := func(u ...certificatesv1.KeyUsage) func(C) { return func(c C) { c.Spec.Usages = u } }
+	return []testCase{
+		edit("no request", func(c C) { c.Spec.Request = nil }),
+		edit("certificate instead of request", func(c C) {
+			c.Spec.Request = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1}})
+		}),
+		edit("unqualified signer", signer("signer")),
+		edit("signer with two slashes", signer("example.com/a/b")),
+		edit("signer with space", signer("example.com/a b")),
+		edit("signer with upper-case domain", signer("Example.com/a")),
+		edit("long signer", signer("example.com/"+strings.Repeat("s", 600))),
+		edit("kube-apiserver-client signer", func(c C) {
+			c.Spec.SignerName = certificatesv1.KubeAPIServerClientSignerName
+			c.Spec.Usages = []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
+		}),
+		edit("kube-apiserver-client-kubelet signer", signer(certificatesv1.KubeAPIServerClientKubeletSignerName)),
+		edit("legacy-unknown signer", signer("kubernetes.io/legacy-unknown")),
+		edit("other kubernetes.io signer", signer("kubernetes.io/custom")),
+		edit("expiration 599", func(c C) { c.Spec.ExpirationSeconds = ptr.To[int32](599) }),
+		edit("expiration 600", func(c C) { c.Spec.ExpirationSeconds = ptr.To[int32](600) }),
+		edit("no usages", usages()),
+		edit("duplicate usage", usages(certificatesv1.UsageClientAuth, certificatesv1.UsageClientAuth)),
+		edit("server and client auth", usages(certificatesv1.UsageServerAuth, certificatesv1.UsageClientAuth, certificatesv1.UsageKeyEncipherment)),
+		edit("username set", func(c C) { c.Spec.Username = "mallory" }),
+		edit("groups set", func(c C) { c.Spec.Groups = []string{"system:masters"} }),
+		edit("extra set", func(c C) { c.Spec.Extra = map[string]certificatesv1.ExtraValue{"k": {"v"}} }),
+		edit("approved", func(c C) {
+			c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "Self"}}
+		}),
+		edit("certificate issued", func(c C) { c.Status.Certificate = []byte("x") }),
+	}
+}
+
+// csrUpdates are the updates of a stored certificate signing request.
+func csrUpdates() []testCase {
+	type C = *certificatesv1.CertificateSigningRequest
+	return []testCase{
+		edit("signer changed", func(c C) { c.Spec.SignerName = "example.com/other" }),
+		edit("usages changed", func(c C) { c.Spec.Usages = []certificatesv1.KeyUsage{certificatesv1.UsageClientAuth} }),
+		edit("request changed", func(c C) { c.Spec.Request = []byte("x") }),
+		edit("username changed", func(c C) { c.Spec.Username = "mallory" }),
+	}
+}
+
+// leaseEdits are the edits of a held lease.
+func leaseEdits() []testCase {
+	type L = *coordinationv1.Lease
+	return []testCase{
+		edit("acquired and renewed", func(l L) {
+			l.Spec.AcquireTime, l.Spec.RenewTime, l.Spec.LeaseTransitions = &microStamp, &microStamp, ptr.To[int32](2)
+		}),
+		edit("negative duration", func(l L) { l.Spec.LeaseDurationSeconds = ptr.To[int32](-5) }),
+		edit("no holder", func(l L) { l.Spec.HolderIdentity = nil }),
+		edit("empty holder", func(l L) { l.Spec.HolderIdentity = ptr.To("") }),
+		edit("negative transitions with holder", func(l L) { l.Spec.LeaseTransitions = ptr.To[int32](-1) }),
+		edit("strategy OldestEmulationVersion", func(l L) { l.Spec.Strategy = ptr.To(coordinationv1.OldestEmulationVersion) }),
+		edit("strategy unknown", func(l L) { l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("Newest")) }),
+		edit("strategy custom", func(l L) { l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("example.com/mine")) }),
+		edit("strategy with two slashes", func(l L) { l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("example.com/a/b")) }),
+		edit("preferred holder without strategy", func(l L) { l.Spec.PreferredHolder = ptr.To("other") }),
+		edit("preferred holder with strategy", func(l L) {
+			l.Spec.PreferredHolder, l.Spec.Strategy = ptr.To("other"), ptr.To(coordinationv1.OldestEmulationVersion)
+		}),
+	}
+}
+
+// leaseUpdates are the updates of a stored lease.
+func leaseUpdates() []testCase {
+	type L = *coordinationv1.Lease
+	return []testCase{
+		edit("renewed", func(l L) { l.Spec.RenewTime = &metav1.MicroTime{Time: microStamp.Add(10 * time.Second)} }),
+		edit("taken over", func(l L) {
+			l.Spec.HolderIdentity, l.Spec.LeaseTransitions = ptr.To("other"), ptr.To[int32](1)
+		}),
+		edit("released", func(l L) { l.Spec.HolderIdentity = nil }),
+		edit("duration zeroed", func(l L) { l.Spec.LeaseDurationSeconds = ptr.To[int32](0) }),
+	}
+}

@@ -2,7 +2,10 @@ package fidelity
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -204,4 +207,80 @@ func ratchetCorpus(creates []testCase) []testCase {
 		})
 	}
 	return out
+}
+
+// Random chains: every kind is also changed by chains of seeded random
+// edits, applied in sequence as updates, each of what the previous step
+// stored, and compared at every step; a step one side refuses leaves the
+// object as it was. The edits of a chain, applied together to the valid
+// object, are also created.
+const (
+	// chains is the number of random chains per kind.
+	chains = 16
+	// chainLength is the length of a chain.
+	chainLength = 6
+)
+
+// chainSeed seeds the chains: FIDELITY_SEED=n go test explores others.
+var chainSeed = func() uint64 {
+	if n, err := strconv.ParseUint(os.Getenv("FIDELITY_SEED"), 10, 64); err == nil {
+		return n
+	}
+	return 2
+}()
+
+// chain is a random chain of edits.
+type chain struct {
+	name  string
+	edits []testCase
+}
+
+// chainEdits are the edits chains pick from: the metadata edits, the
+// update corpus and k's updates (but those of another stored object) and
+// edits.
+func chainEdits(k kind) []testCase {
+	var out []testCase
+	for _, e := range metadataEdits {
+		fn := e.fn
+		out = append(out, testCase{name: e.name, edit: func(obj runtime.Object) {
+			m, _ := meta.Accessor(obj)
+			fn(m)
+		}})
+	}
+	for _, c := range append(append(updateCorpus(), k.updates...), k.edits...) {
+		if c.stored == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// randomChains returns k's chains, seeded by its name.
+func randomChains(k kind) []chain {
+	h := fnv.New64a()
+	h.Write([]byte(k.name()))
+	rnd := rand.New(rand.NewPCG(chainSeed, h.Sum64()))
+	edits := chainEdits(k)
+	var out []chain
+	for i := range chains {
+		c := chain{name: fmt.Sprintf("chain %d", i)}
+		for range chainLength {
+			c.edits = append(c.edits, edits[rnd.IntN(len(edits))])
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// applyEdit applies e to obj and reports whether it applied: an edit of
+// what an earlier edit removed (an entry of a nil map, an item of an
+// empty list) does not.
+func applyEdit(e testCase, obj runtime.Object) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	e.edit(obj)
+	return true
 }

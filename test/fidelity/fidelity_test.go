@@ -344,46 +344,47 @@ func normalize(obj runtime.Object, requested runtime.Object) runtime.Object {
 	return obj
 }
 
-// compare runs one case through both and reports differences.
-func compare(t *testing.T, scheme *runtime.Scheme, st strategies, k kind, name string, obj, old runtime.Object) bool {
+// compare runs one case through both and reports differences. It returns
+// the object Tessera would store when both accept it alike, else nil.
+func compare(t *testing.T, scheme *runtime.Scheme, st strategies, k kind, name string, obj, old runtime.Object) runtime.Object {
 	t.Helper()
 	up := viaUpstream(k, obj, old)
 	ts := viaTessera(scheme, st, k, obj, old)
 	key := k.name() + "/" + name
 	if reason, ok := deliberate[key]; ok {
 		t.Logf("%s: deliberate difference (%s): upstream %v, Tessera %v", key, reason, up.err, ts.err)
-		return true
+		return nil
 	}
 	ts, why := excuse(k, ts)
 	if why != "" && len(ts.causes) == 0 {
 		// Tessera refuses only for deliberate reasons.
 		if up.accepted() {
 			t.Logf("%s: deliberate difference (%s): Tessera %v", key, why, ts.err)
-			return true
+			return nil
 		}
 		t.Errorf("%s: upstream refuses (%v), Tessera only on purpose (%s): %v", key, up.err, why, ts.err)
-		return false
+		return nil
 	}
 	if up.accepted() != ts.accepted() {
 		t.Errorf("%s: upstream accepted=%v (%v), Tessera accepted=%v (%v)", key, up.accepted(), up.err, ts.accepted(), ts.err)
-		return false
+		return nil
 	}
 	if !up.accepted() {
 		if up.reason != ts.reason || !slices.Equal(up.fields(), ts.fields()) {
 			if reason, ok := fieldDifferences[key]; ok {
 				t.Logf("%s: both refuse, %s %v (upstream) and %s %v (Tessera): %s", key, up.reason, up.fields(), ts.reason, ts.fields(), reason)
-				return true
+				return nil
 			}
 			t.Errorf("%s: both refuse, differently:\nupstream: %s %v\nTessera:  %s %v\nupstream: %v\nTessera:  %v", key, up.reason, up.fields(), ts.reason, ts.fields(), up.err, ts.err)
-			return false
+			return nil
 		}
-		return true
+		return nil
 	}
 	if a, b := normalize(up.obj, obj), normalize(ts.obj, obj); !equality.Semantic.DeepEqual(a, b) {
 		t.Errorf("%s: defaulted objects differ:\nupstream: %+v\nTessera:  %+v", key, a, b)
-		return false
+		return nil
 	}
-	return true
+	return ts.obj
 }
 
 func TestFidelity(t *testing.T) {
@@ -425,7 +426,40 @@ func TestFidelity(t *testing.T) {
 				compare(t, scheme, st, k, "update "+c.name, obj, from)
 				total++
 			}
+			for _, c := range randomChains(k) {
+				total += runChain(t, scheme, st, k, c, old)
+			}
 		})
 	}
 	t.Logf("%d cases compared", total)
+}
+
+// runChain applies the edits of c in sequence to stored, as updates of
+// what the previous step stored, comparing every step, then creates the
+// valid object with all of them. It returns the number of cases compared.
+func runChain(t *testing.T, scheme *runtime.Scheme, st strategies, k kind, c chain, stored runtime.Object) int {
+	t.Helper()
+	n := 0
+	// kept are the edits stored so far, all the edits applied.
+	var kept, all []string
+	created := k.valid()
+	for step, e := range c.edits {
+		obj := stored.DeepCopyObject()
+		if !applyEdit(e, obj) {
+			continue
+		}
+		if applyEdit(e, created) {
+			all = append(all, e.name)
+		}
+		name := fmt.Sprintf("%s step %d: %s", c.name, step, strings.Join(append(kept, e.name), " + "))
+		if next := compare(t, scheme, st, k, name, obj, stored); next != nil {
+			m, _ := meta.Accessor(next)
+			m.SetResourceVersion(fmt.Sprint(step + 2))
+			stored = next
+			kept = append(kept, e.name)
+		}
+		n++
+	}
+	compare(t, scheme, st, k, fmt.Sprintf("%s created: %s", c.name, strings.Join(all, " + ")), created, nil)
+	return n + 1
 }

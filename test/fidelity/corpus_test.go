@@ -212,8 +212,9 @@ func ratchetCorpus(creates []testCase) []testCase {
 // Random chains: every kind is also changed by chains of seeded random
 // edits, applied in sequence as updates, each of what the previous step
 // stored, and compared at every step; a step one side refuses leaves the
-// object as it was. The edits of a chain, applied together to the valid
-// object, are also created.
+// object as it was. Half the chains start from an edit of the kind, created,
+// rather than from the valid object. The edits of a chain, applied together
+// to the object it starts from, are also created.
 const (
 	// chains is the number of random chains per kind.
 	chains = 16
@@ -231,7 +232,10 @@ var chainSeed = func() uint64 {
 
 // chain is a random chain of edits.
 type chain struct {
-	name  string
+	name string
+	// start, when set, is an edit of the valid object the chain starts
+	// from, created, rather than the created valid object.
+	start *testCase
 	edits []testCase
 }
 
@@ -264,6 +268,9 @@ func randomChains(k kind) []chain {
 	var out []chain
 	for i := range chains {
 		c := chain{name: fmt.Sprintf("chain %d", i)}
+		if i%2 == 1 && len(k.edits) > 0 {
+			c.start = &k.edits[rnd.IntN(len(k.edits))]
+		}
 		for range chainLength {
 			c.edits = append(c.edits, edits[rnd.IntN(len(edits))])
 		}

@@ -186,8 +186,17 @@ func excuse(k kind, ts outcome) (outcome, string) {
 	return ts, d.why
 }
 
-// requestContext is the context of a create or update of gvr in ns, by a
-// shard admin, in the logical cluster system:admin (where Tessera serves
+// requester is the shard admin every request comes from, with a UID, groups
+// and extra values, which certificate signing requests record (as h2-fid's
+// test had it).
+var requester = &user.DefaultInfo{
+	Name: "admin", UID: "a1ce",
+	Groups: []string{user.SystemPrivilegedGroup, "developers"},
+	Extra:  map[string][]string{"scopes": {"read", "write"}},
+}
+
+// requestContext is the context of a create or update of gvr in ns, by
+// requester, in the logical cluster system:admin (where Tessera serves
 // every built-in kind, flowcontrol included).
 func requestContext(gvr schema.GroupVersionResource, ns, verb string) context.Context {
 	ctx := genericapirequest.WithRequestInfo(context.Background(), &genericapirequest.RequestInfo{
@@ -195,7 +204,7 @@ func requestContext(gvr schema.GroupVersionResource, ns, verb string) context.Co
 	})
 	ctx = genericapirequest.WithNamespace(ctx, ns)
 	ctx = logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: logicalcluster.SystemAdmin})
-	return genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup}})
+	return genericapirequest.WithUser(ctx, requester)
 }
 
 // noStorage builds Tessera's registries without etcd: only their
@@ -435,14 +444,27 @@ func TestFidelity(t *testing.T) {
 }
 
 // runChain applies the edits of c in sequence to stored, as updates of
-// what the previous step stored, comparing every step, then creates the
-// valid object with all of them. It returns the number of cases compared.
+// what the previous step stored (from its start, created, or else stored),
+// comparing every step, then creates the object it starts from with all of
+// them. It returns the number of cases compared.
 func runChain(t *testing.T, scheme *runtime.Scheme, st strategies, k kind, c chain, stored runtime.Object) int {
 	t.Helper()
 	n := 0
 	// kept are the edits stored so far, all the edits applied.
 	var kept, all []string
 	created := k.valid()
+	if c.start != nil && applyEdit(*c.start, created) {
+		kept, all = []string{c.start.name}, []string{c.start.name}
+		if start := compare(t, scheme, st, k, fmt.Sprintf("%s start: %s", c.name, c.start.name), created, nil); start != nil {
+			m, _ := meta.Accessor(start)
+			m.SetResourceVersion("1")
+			stored = start
+		} else {
+			created = k.valid()
+			kept, all = nil, nil
+		}
+		n++
+	}
 	for step, e := range c.edits {
 		obj := stored.DeepCopyObject()
 		if !applyEdit(e, obj) {

@@ -65,6 +65,21 @@ func coreEventEdits() []testCase {
 		}),
 		edit("related", func(e E) { e.Related = &corev1.ObjectReference{Kind: "Node", Name: "n"} }),
 		edit("involved object with field path", func(e E) { e.InvolvedObject.FieldPath = "spec.containers{web}"; e.InvolvedObject.UID = "u1" }),
+		edit("reporting, no type", func(e E) { reporting("example.com/c", "i", "a")(e); e.Type = "" }),
+		edit("reporting, legacy fields", func(e E) {
+			reporting("example.com/c", "i", "a")(e)
+			e.Source, e.Count, e.FirstTimestamp = corev1.EventSource{Component: "kubelet"}, 2, metav1.Unix(1700000000, 0)
+		}),
+		edit("reporting, message 1024", func(e E) { reporting("example.com/c", "i", "a")(e); e.Message = strings.Repeat("m", 1024) }),
+		edit("reporting controller without event time", func(e E) { e.ReportingController = "Bad Controller" }),
+		edit("reporting, related in another namespace", func(e E) {
+			reporting("example.com/c", "i", "a")(e)
+			e.Related = &corev1.ObjectReference{Kind: "ConfigMap", Namespace: "Bad_NS", Name: "x"}
+		}),
+		edit("reporting, no reason", func(e E) { reporting("example.com/c", "i", "a")(e); e.Reason = "" }),
+		edit("involved object without kind", func(e E) { e.InvolvedObject.Kind = "" }),
+		edit("involved object without name", func(e E) { e.InvolvedObject.Name = "" }),
+		edit("negative count", func(e E) { e.Count = -1 }),
 	}
 }
 
@@ -105,6 +120,13 @@ func eventEdits() []testCase {
 		edit("regarding no namespace in apps", func(e E) { e.Regarding.Namespace = ""; e.Namespace = "apps" }),
 		edit("regarding a node", func(e E) { e.Regarding = corev1.ObjectReference{Kind: "Node", Name: "node-1"} }),
 		edit("related", func(e E) { e.Related = &corev1.ObjectReference{Kind: "Node", Name: "node-1"} }),
+		edit("series with deprecated count", func(e E) {
+			e.Series, e.DeprecatedCount = &eventsv1.EventSeries{Count: 2, LastObservedTime: microStamp}, 2
+		}),
+		edit("series count 0", func(e E) { e.Series = &eventsv1.EventSeries{Count: 0, LastObservedTime: microStamp} }),
+		edit("regarding without kind", func(e E) { e.Regarding.Kind = "" }),
+		edit("note with newline", func(e E) { e.Note = "a\nb" }),
+		edit("reporting controller 129", func(e E) { e.ReportingController = "example.com/" + strings.Repeat("c", 117) }),
 	}
 }
 
@@ -117,6 +139,9 @@ func eventUpdates() []testCase {
 		edit("regarding changed", func(e E) { e.Regarding.Name = "other" }),
 		edit("type changed", func(e E) { e.Type = corev1.EventTypeWarning }),
 		edit("reporting controller changed", func(e E) { e.ReportingController = "example.com/other" }),
+		edit("series dropped", func(e E) { e.Series = nil }),
+		edit("note dropped", func(e E) { e.Note = "" }),
+		edit("deprecated count set", func(e E) { e.DeprecatedCount = 4 }),
 	}
 }
 
@@ -171,6 +196,14 @@ func quotaEdits() []testCase {
 		edit("selector unknown scope", selector(corev1.ScopedResourceSelectorRequirement{ScopeName: "Weird", Operator: corev1.ScopeSelectorOpExists})),
 		edit("selector priority class", selector(corev1.ScopedResourceSelectorRequirement{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpNotIn, Values: []string{"low"}})),
 		edit("empty selector", func(rq Q) { rq.Spec.ScopeSelector = &corev1.ScopeSelector{} }),
+		edit("count of pods", hard("count/pods", "5")),
+		edit("count upper-case", hard("count/Pods", "5")),
+		edit("count with space", hard("count/a b", "5")),
+		edit("zero count", hard("count/configmaps", "0")),
+		edit("huge count", hard("count/configmaps", "1E")),
+		edit("count 1k", hard("count/configmaps", "1k")),
+		edit("alias services", hard("services", "1")),
+		edit("alias persistentvolumeclaims", hard("persistentvolumeclaims", "1")),
 	}
 }
 
@@ -255,6 +288,17 @@ func limitRangeEdits() []testCase {
 		edit("type Node", item(func(i *corev1.LimitRangeItem) { i.Type = "Node" })),
 		edit("qualified custom type", item(func(i *corev1.LimitRangeItem) { i.Type = "example.com/Thing" })),
 		edit("empty type", item(func(i *corev1.LimitRangeItem) { i.Type = "" })),
+		edit("min above max memory", item(func(i *corev1.LimitRangeItem) { i.Max["memory"], i.Min["memory"] = q("1Gi"), q("2Gi") })),
+		edit("pod item with ratio", func(lr L) {
+			lr.Spec.Limits = append(lr.Spec.Limits, corev1.LimitRangeItem{Type: corev1.LimitTypePod, MaxLimitRequestRatio: corev1.ResourceList{"cpu": q("2")}})
+		}),
+		edit("claim item with min above max", func(lr L) {
+			lr.Spec.Limits = append(lr.Spec.Limits, corev1.LimitRangeItem{Type: corev1.LimitTypePersistentVolumeClaim,
+				Min: corev1.ResourceList{"storage": q("2Gi")}, Max: corev1.ResourceList{"storage": q("1Gi")}})
+		}),
+		edit("ratio without min", item(func(i *corev1.LimitRangeItem) { delete(i.Min, "cpu"); i.MaxLimitRequestRatio["cpu"] = q("3") })),
+		edit("zero max", item(func(i *corev1.LimitRangeItem) { i.Max["memory"] = q("0") })),
+		edit("fractional memory default", item(func(i *corev1.LimitRangeItem) { i.Default["memory"] = q("100m") })),
 		edit("no limits", func(lr L) { lr.Spec.Limits = nil }),
 		edit("empty item", func(lr L) { lr.Spec.Limits = []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer}} }),
 	}
@@ -416,6 +460,16 @@ func csrEdits() []testCase {
 			c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: "Self"}}
 		}),
 		edit("certificate issued", func(c C) { c.Status.Certificate = []byte("x") }),
+		edit("expiration negative", func(c C) { c.Spec.ExpirationSeconds = ptr.To[int32](-1) }),
+		edit("unknown usage", usages("flying")),
+		edit("empty usage", usages("")),
+		edit("uid set", func(c C) { c.Spec.UID = "other" }),
+		edit("request with trailing data", func(c C) { c.Spec.Request = append(append([]byte{}, c.Spec.Request...), "junk"...) }),
+		edit("two requests", func(c C) { c.Spec.Request = append(append([]byte{}, c.Spec.Request...), c.Spec.Request...) }),
+		edit("denied and approved", func(c C) {
+			c.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{
+				{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}, {Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue}}
+		}),
 	}
 }
 
@@ -446,6 +500,9 @@ func leaseEdits() []testCase {
 		edit("strategy custom", func(l L) { l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("example.com/mine")) }),
 		edit("strategy with two slashes", func(l L) { l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("example.com/a/b")) }),
 		edit("preferred holder without strategy", func(l L) { l.Spec.PreferredHolder = ptr.To("other") }),
+		edit("strategy empty", func(l L) { l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("")) }),
+		edit("empty preferred holder", func(l L) { l.Spec.PreferredHolder = ptr.To("") }),
+		edit("no duration", func(l L) { l.Spec.LeaseDurationSeconds = nil }),
 		edit("preferred holder with strategy", func(l L) {
 			l.Spec.PreferredHolder, l.Spec.Strategy = ptr.To("other"), ptr.To(coordinationv1.OldestEmulationVersion)
 		}),

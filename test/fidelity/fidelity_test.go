@@ -353,12 +353,23 @@ func normalize(obj runtime.Object, requested runtime.Object) runtime.Object {
 	return obj
 }
 
+// guarded returns the outcome of run, or a refusal for "panic" when it
+// panics, so that one case that crashes a side fails alone.
+func guarded(run func() outcome) (o outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			o = outcome{err: fmt.Errorf("panic: %v", r), reason: "panic"}
+		}
+	}()
+	return run()
+}
+
 // compare runs one case through both and reports differences. It returns
 // the object Tessera would store when both accept it alike, else nil.
 func compare(t *testing.T, scheme *runtime.Scheme, st strategies, k kind, name string, obj, old runtime.Object) runtime.Object {
 	t.Helper()
-	up := viaUpstream(k, obj, old)
-	ts := viaTessera(scheme, st, k, obj, old)
+	up := guarded(func() outcome { return viaUpstream(k, obj, old) })
+	ts := guarded(func() outcome { return viaTessera(scheme, st, k, obj, old) })
 	key := k.name() + "/" + name
 	if reason, ok := deliberate[key]; ok {
 		t.Logf("%s: deliberate difference (%s): upstream %v, Tessera %v", key, reason, up.err, ts.err)

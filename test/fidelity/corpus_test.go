@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -241,7 +242,7 @@ type chain struct {
 
 // chainEdits are the edits chains pick from: the metadata edits, the
 // update corpus and k's updates (but those of another stored object) and
-// edits.
+// edits, and the content of k's create cases.
 func chainEdits(k kind) []testCase {
 	var out []testCase
 	for _, e := range metadataEdits {
@@ -256,7 +257,26 @@ func chainEdits(k kind) []testCase {
 			out = append(out, c)
 		}
 	}
+	for _, c := range k.cases {
+		out = append(out, becomes(c))
+	}
 	return out
+}
+
+// becomes returns the edit that gives an object the content of the create
+// case c, all but its metadata.
+func becomes(c testCase) testCase {
+	return testCase{name: "becomes " + c.name, edit: func(obj runtime.Object) {
+		dst, src := reflect.ValueOf(obj).Elem(), reflect.ValueOf(c.obj.DeepCopyObject()).Elem()
+		if dst.Type() != src.Type() {
+			panic(fmt.Sprintf("%s: %s into %s", c.name, src.Type(), dst.Type()))
+		}
+		for i := range dst.NumField() {
+			if f := dst.Type().Field(i); f.Name != "ObjectMeta" && f.Name != "TypeMeta" {
+				dst.Field(i).Set(src.Field(i))
+			}
+		}
+	}}
 }
 
 // randomChains returns k's chains, seeded by its name.

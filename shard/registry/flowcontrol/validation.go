@@ -123,19 +123,21 @@ func validateRule(rule *flowcontrolv1.PolicyRulesWithSubjects, fldPath *field.Pa
 	return allErrs
 }
 
+// validateSubject validates the member of s's kind; the other members must
+// be unset, each refused on its own field, as in Kubernetes.
 func validateSubject(s *flowcontrolv1.Subject, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if !subjectKinds.Has(string(s.Kind)) {
 		return append(allErrs, field.NotSupported(fldPath.Child("kind"), s.Kind, sets.List(subjectKinds)))
 	}
-	set := 0
-	for _, p := range []bool{s.User != nil, s.Group != nil, s.ServiceAccount != nil} {
-		if p {
-			set++
-		}
+	if s.Kind != flowcontrolv1.SubjectKindServiceAccount && s.ServiceAccount != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("serviceAccount"), "serviceAccount is forbidden when subject kind is not 'ServiceAccount'"))
 	}
-	if set > 1 {
-		allErrs = append(allErrs, field.Forbidden(fldPath, "exactly one of user, group and serviceAccount may be set"))
+	if s.Kind != flowcontrolv1.SubjectKindUser && s.User != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("user"), "user is forbidden when subject kind is not 'User'"))
+	}
+	if s.Kind != flowcontrolv1.SubjectKindGroup && s.Group != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("group"), "group is forbidden when subject kind is not 'Group'"))
 	}
 	switch s.Kind {
 	case flowcontrolv1.SubjectKindUser:
@@ -184,13 +186,23 @@ func validateAllOrList(values []string, all string, fldPath *field.Path, what st
 	return nil
 }
 
-func validateResourceRule(r *flowcontrolv1.ResourcePolicyRule, fldPath *field.Path) field.ErrorList {
-	allErrs := validateAllOrList(r.Verbs, flowcontrolv1.VerbAll, fldPath.Child("verbs"), "verbs")
-	for i, v := range r.Verbs {
-		if v != flowcontrolv1.VerbAll && !supportedVerbs.Has(v) {
-			allErrs = append(allErrs, field.NotSupported(fldPath.Child("verbs").Index(i), v, sets.List(supportedVerbs)))
-		}
+// validateVerbs checks the verbs of a resource or non-resource rule: ["*"],
+// or verbs Kubernetes knows, refused together on verbs as Kubernetes does.
+func validateVerbs(verbs []string, fldPath *field.Path) field.ErrorList {
+	if allErrs := validateAllOrList(verbs, flowcontrolv1.VerbAll, fldPath, "verbs"); len(allErrs) > 0 {
+		return allErrs
 	}
+	if len(verbs) == 1 && verbs[0] == flowcontrolv1.VerbAll {
+		return nil
+	}
+	if !supportedVerbs.HasAll(verbs...) {
+		return field.ErrorList{field.NotSupported(fldPath, verbs, sets.List(supportedVerbs))}
+	}
+	return nil
+}
+
+func validateResourceRule(r *flowcontrolv1.ResourcePolicyRule, fldPath *field.Path) field.ErrorList {
+	allErrs := validateVerbs(r.Verbs, fldPath.Child("verbs"))
 	allErrs = append(allErrs, validateAllOrList(r.APIGroups, flowcontrolv1.APIGroupAll, fldPath.Child("apiGroups"), "api groups")...)
 	allErrs = append(allErrs, validateAllOrList(r.Resources, flowcontrolv1.ResourceAll, fldPath.Child("resources"), "resources")...)
 	if len(r.Namespaces) == 0 && !r.ClusterScope {
@@ -210,7 +222,7 @@ func validateResourceRule(r *flowcontrolv1.ResourcePolicyRule, fldPath *field.Pa
 }
 
 func validateNonResourceRule(r *flowcontrolv1.NonResourcePolicyRule, fldPath *field.Path) field.ErrorList {
-	allErrs := validateAllOrList(r.Verbs, flowcontrolv1.VerbAll, fldPath.Child("verbs"), "verbs")
+	allErrs := validateVerbs(r.Verbs, fldPath.Child("verbs"))
 	allErrs = append(allErrs, validateAllOrList(r.NonResourceURLs, flowcontrolv1.NonResourceAll, fldPath.Child("nonResourceURLs"), "non-resource urls")...)
 	for i, u := range r.NonResourceURLs {
 		p := fldPath.Child("nonResourceURLs").Index(i)

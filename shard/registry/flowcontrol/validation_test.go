@@ -73,3 +73,31 @@ func TestUpdateValidatesTheName(t *testing.T) {
 	}}
 	wantFields(t, "priority level with a stored invalid name", ValidatePriorityLevelUpdate(pl, pl.DeepCopy()), "metadata.name")
 }
+
+func TestFlowSchemaSubjectsAndVerbs(t *testing.T) {
+	fs := func(edit func(r *flowcontrolv1.PolicyRulesWithSubjects)) *flowcontrolv1.FlowSchema {
+		r := flowcontrolv1.PolicyRulesWithSubjects{
+			Subjects:         []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: "alice"}}},
+			ResourceRules:    []flowcontrolv1.ResourcePolicyRule{{Verbs: []string{"get"}, APIGroups: []string{"*"}, Resources: []string{"*"}, ClusterScope: true}},
+			NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}}},
+		}
+		edit(&r)
+		return &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: "fs"}, Spec: flowcontrolv1.FlowSchemaSpec{
+			PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 500,
+			Rules: []flowcontrolv1.PolicyRulesWithSubjects{r},
+		}}
+	}
+	wantFields(t, "valid", ValidateFlowSchema(fs(func(*flowcontrolv1.PolicyRulesWithSubjects) {})))
+	wantFields(t, "user subject with a group", ValidateFlowSchema(fs(func(r *flowcontrolv1.PolicyRulesWithSubjects) {
+		r.Subjects[0].Group = &flowcontrolv1.GroupSubject{Name: "g"}
+	})), "spec.rules[0].subjects[0].group")
+	wantFields(t, "unknown resource verb", ValidateFlowSchema(fs(func(r *flowcontrolv1.PolicyRulesWithSubjects) {
+		r.ResourceRules[0].Verbs = []string{"get", "fly"}
+	})), "spec.rules[0].resourceRules[0].verbs")
+	wantFields(t, "unknown non-resource verb", ValidateFlowSchema(fs(func(r *flowcontrolv1.PolicyRulesWithSubjects) {
+		r.NonResourceRules[0].Verbs = []string{"fly"}
+	})), "spec.rules[0].nonResourceRules[0].verbs")
+	wantFields(t, "star and an unknown verb", ValidateFlowSchema(fs(func(r *flowcontrolv1.PolicyRulesWithSubjects) {
+		r.ResourceRules[0].Verbs = []string{"*", "fly"}
+	})), "spec.rules[0].resourceRules[0].verbs")
+}

@@ -121,17 +121,7 @@ var fieldDifferences = map[string]string{}
 // that Tessera refuses without them, with the reason. They are removed
 // from upstream's refusal when Tessera refuses too, in any case (random
 // chains included).
-var upstreamOnlyCauses = map[string]upstreamOnlyCause{
-	// Upstream's declarative validation checks the limited configuration
-	// of an Exempt level before refusing it; Tessera refuses it whole.
-	"prioritylevelconfigurations": {
-		match: func(c metav1.StatusCause, ts outcome) bool {
-			return c.Field == "spec.limited.limitResponse.type" && c.Type == metav1.CauseTypeFieldValueRequired &&
-				slices.Contains(ts.fields(), "spec.limited: Forbidden")
-		},
-		why: "upstream also reports spec.limited.limitResponse.type of the refused spec.limited",
-	},
-}
+var upstreamOnlyCauses = map[string]upstreamOnlyCause{}
 
 type upstreamOnlyCause struct {
 	match func(c metav1.StatusCause, ts outcome) bool

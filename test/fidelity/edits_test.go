@@ -9,6 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -519,5 +520,129 @@ func leaseUpdates() []testCase {
 		}),
 		edit("released", func(l L) { l.Spec.HolderIdentity = nil }),
 		edit("duration zeroed", func(l L) { l.Spec.LeaseDurationSeconds = ptr.To[int32](0) }),
+	}
+}
+
+// flowSchemaEdits are the edits of a flow schema: each rule edit starts
+// from h2-fid's rule of users, groups and service accounts on resources
+// and URLs.
+func flowSchemaEdits() []testCase {
+	type F = *flowcontrolv1.FlowSchema
+	rule := func(f func(r *flowcontrolv1.PolicyRulesWithSubjects)) func(F) {
+		return func(fs F) {
+			r := flowcontrolv1.PolicyRulesWithSubjects{
+				Subjects: []flowcontrolv1.Subject{
+					{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: "alice"}},
+					{Kind: flowcontrolv1.SubjectKindGroup, Group: &flowcontrolv1.GroupSubject{Name: "system:authenticated"}},
+					{Kind: flowcontrolv1.SubjectKindServiceAccount, ServiceAccount: &flowcontrolv1.ServiceAccountSubject{Namespace: "batch", Name: "*"}},
+				},
+				ResourceRules: []flowcontrolv1.ResourcePolicyRule{
+					{Verbs: []string{"get", "list"}, APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Namespaces: []string{"*"}},
+					{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}, ClusterScope: true},
+				},
+				NonResourceRules: []flowcontrolv1.NonResourcePolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz", "/metrics/*"}}},
+			}
+			f(&r)
+			fs.Spec.Rules = []flowcontrolv1.PolicyRulesWithSubjects{r}
+		}
+	}
+	return []testCase{
+		edit("full rule", rule(func(*flowcontrolv1.PolicyRulesWithSubjects) {})),
+		edit("precedence 1", func(fs F) { fs.Spec.MatchingPrecedence = 1 }),
+		edit("precedence negative", func(fs F) { fs.Spec.MatchingPrecedence = -1 }),
+		edit("distinguisher ByUser", func(fs F) {
+			fs.Spec.DistinguisherMethod = &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType}
+		}),
+		edit("distinguisher ByGroup", func(fs F) { fs.Spec.DistinguisherMethod = &flowcontrolv1.FlowDistinguisherMethod{Type: "ByGroup"} }),
+		edit("no priority level", func(fs F) { fs.Spec.PriorityLevelConfiguration.Name = "" }),
+		edit("bad priority level", func(fs F) { fs.Spec.PriorityLevelConfiguration.Name = "Bad_Name" }),
+		edit("rule without subjects", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects = nil })),
+		edit("rule without rules", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules, r.NonResourceRules = nil, nil })),
+		edit("subject kind Robot", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects[0].Kind = "Robot" })),
+		edit("user subject without user", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects[0].User = nil })),
+		edit("user subject empty name", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects[0].User.Name = "" })),
+		edit("user subject with group", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) {
+			r.Subjects[0].Group = &flowcontrolv1.GroupSubject{Name: "g"}
+		})),
+		edit("group subject empty name", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects[1].Group.Name = "" })),
+		edit("sa subject bad namespace", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects[2].ServiceAccount.Namespace = "Bad_NS" })),
+		edit("sa subject no namespace", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects[2].ServiceAccount.Namespace = "" })),
+		edit("sa subject bad name", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects[2].ServiceAccount.Name = "Bad_Name" })),
+		edit("sa subject no name", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.Subjects[2].ServiceAccount.Name = "" })),
+		edit("verbs star and get", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].Verbs = []string{"*", "get"} })),
+		edit("unknown verb", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].Verbs = []string{"fly"} })),
+		edit("no verbs", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].Verbs = nil })),
+		edit("no api groups", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].APIGroups = nil })),
+		edit("api groups star and one", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].APIGroups = []string{"*", "apps"} })),
+		edit("no resources", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].Resources = nil })),
+		edit("no namespaces, not cluster scope", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].Namespaces = nil })),
+		edit("bad namespace", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].Namespaces = []string{"Bad_NS"} })),
+		edit("namespaces star and one", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].Namespaces = []string{"*", "a"} })),
+		edit("resources star and one", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.ResourceRules[0].Resources = []string{"*", "pods"} })),
+		edit("non-resource url without slash", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) {
+			r.NonResourceRules[0].NonResourceURLs = []string{"healthz"}
+		})),
+		edit("non-resource url inner star", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) {
+			r.NonResourceRules[0].NonResourceURLs = []string{"/a/*/b"}
+		})),
+		edit("non-resource url star and others", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) {
+			r.NonResourceRules[0].NonResourceURLs = []string{"*", "/healthz"}
+		})),
+		edit("non-resource verb unknown", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.NonResourceRules[0].Verbs = []string{"fly"} })),
+		edit("non-resource rule without urls", rule(func(r *flowcontrolv1.PolicyRulesWithSubjects) { r.NonResourceRules[0].NonResourceURLs = nil })),
+		edit("status conditions", func(fs F) {
+			fs.Status.Conditions = []flowcontrolv1.FlowSchemaCondition{{Type: "Dangling", Status: "True"}}
+		}),
+	}
+}
+
+// priorityLevelEdits are the edits of a limited priority level.
+func priorityLevelEdits() []testCase {
+	type P = *flowcontrolv1.PriorityLevelConfiguration
+	lim := func(f func(l *flowcontrolv1.LimitedPriorityLevelConfiguration)) func(P) {
+		return func(pl P) {
+			if pl.Spec.Limited == nil {
+				pl.Spec.Limited = &flowcontrolv1.LimitedPriorityLevelConfiguration{}
+			}
+			f(pl.Spec.Limited)
+		}
+	}
+	queuing := func(queues, handSize, length int32) func(P) {
+		return lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) {
+			l.LimitResponse = flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeQueue,
+				Queuing: &flowcontrolv1.QueuingConfiguration{Queues: queues, HandSize: handSize, QueueLengthLimit: length}}
+		})
+	}
+	return []testCase{
+		edit("queuing", queuing(128, 6, 50)),
+		edit("negative shares", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) {
+			l.NominalConcurrencyShares = ptr.To[int32](-1)
+		})),
+		edit("zero shares", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) {
+			l.NominalConcurrencyShares = ptr.To[int32](0)
+		})),
+		edit("lendable 101", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) { l.LendablePercent = ptr.To[int32](101) })),
+		edit("lendable negative", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) { l.LendablePercent = ptr.To[int32](-1) })),
+		edit("borrowing negative", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) { l.BorrowingLimitPercent = ptr.To[int32](-1) })),
+		edit("borrowing 500", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) { l.BorrowingLimitPercent = ptr.To[int32](500) })),
+		edit("hand size above queues", queuing(4, 5, 10)),
+		edit("negative hand size", queuing(4, -1, 10)),
+		edit("negative queues", queuing(-1, 1, 10)),
+		edit("negative queue length", queuing(4, 1, -1)),
+		edit("too much entropy", queuing(10000, 10, 10)),
+		edit("one queue", queuing(1, 1, 1)),
+		edit("reject with queuing", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) {
+			l.LimitResponse.Type = flowcontrolv1.LimitResponseTypeReject
+			l.LimitResponse.Queuing = &flowcontrolv1.QueuingConfiguration{Queues: 1, HandSize: 1, QueueLengthLimit: 1}
+		})),
+		edit("limit response type Drop", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) { l.LimitResponse.Type = "Drop" })),
+		edit("limit response type empty", lim(func(l *flowcontrolv1.LimitedPriorityLevelConfiguration) { l.LimitResponse.Type = "" })),
+		edit("limited without limited", func(pl P) { pl.Spec.Limited = nil }),
+		edit("limited with exempt", func(pl P) { pl.Spec.Exempt = &flowcontrolv1.ExemptPriorityLevelConfiguration{} }),
+		edit("type Unlimited", func(pl P) { pl.Spec.Type = "Unlimited" }),
+		edit("no type", func(pl P) { pl.Spec.Type = "" }),
+		edit("status conditions", func(pl P) {
+			pl.Status.Conditions = []flowcontrolv1.PriorityLevelConfigurationCondition{{Type: "X", Status: "True"}}
+		}),
 	}
 }

@@ -462,6 +462,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: flowcontrolv1.SchemeGroupVersion.WithResource("prioritylevelconfigurations"), upstream: prioritylevelconfiguration.Strategy,
+			edits: priorityLevelEdits(),
 			valid: func() runtime.Object {
 				return &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
 					Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject}},
@@ -518,6 +519,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas"), upstream: flowschema.Strategy,
+			edits: flowSchemaEdits(),
 			valid: func() runtime.Object {
 				return &flowcontrolv1.FlowSchema{ObjectMeta: om("fs", ""), Spec: flowcontrolv1.FlowSchemaSpec{
 					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 500,

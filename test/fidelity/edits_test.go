@@ -646,3 +646,116 @@ func priorityLevelEdits() []testCase {
 		}),
 	}
 }
+
+// configMapEdits are the edits of a config map with data and binary data.
+func configMapEdits() []testCase {
+	type C = *corev1.ConfigMap
+	return []testCase{
+		edit("key ..", func(c C) { c.Data = map[string]string{"..": ""} }),
+		edit("empty key", func(c C) { c.Data = map[string]string{"": "x"} }),
+		edit("key 253 characters", func(c C) { c.Data = map[string]string{strings.Repeat("k", 253): ""} }),
+		edit("key 254 characters", func(c C) { c.Data = map[string]string{strings.Repeat("k", 254): ""} }),
+		edit("binary key with space", func(c C) { c.BinaryData = map[string][]byte{"a b": nil} }),
+		edit("exactly 1MiB", func(c C) {
+			c.Data, c.BinaryData = map[string]string{"a": strings.Repeat("x", corev1.MaxSecretSize-1)}, nil
+		}),
+		edit("over 1MiB together", func(c C) {
+			c.Data = map[string]string{"a": strings.Repeat("x", corev1.MaxSecretSize/2)}
+			c.BinaryData = map[string][]byte{"b": make([]byte, corev1.MaxSecretSize/2+1)}
+		}),
+		edit("immutable false", func(c C) { c.Immutable = ptr.To(false) }),
+	}
+}
+
+// configMapUpdates are the updates of a stored config map.
+func configMapUpdates() []testCase {
+	type C = *corev1.ConfigMap
+	return []testCase{
+		edit("binaryData changed", func(c C) { c.BinaryData = map[string][]byte{"x": {1}} }),
+		edit("immutable cleared", func(c C) { c.Immutable = ptr.To(false) }),
+		edit("immutable and data changed", func(c C) { c.Immutable, c.Data = ptr.To(true), map[string]string{"z": "2"} }),
+	}
+}
+
+// secretEdits are the edits of an opaque secret with data and string data.
+func secretEdits() []testCase {
+	type S = *corev1.Secret
+	typed := func(t corev1.SecretType, data map[string][]byte) func(S) {
+		return func(s S) { s.Type, s.Data, s.StringData = t, data, nil }
+	}
+	return []testCase{
+		edit("stringData overrides data", func(s S) { s.StringData = map[string]string{"a": "other"} }),
+		edit("empty stringData", func(s S) { s.StringData = map[string]string{} }),
+		edit("bad stringData key", func(s S) { s.StringData = map[string]string{"a b": "x"} }),
+		edit("over 1MiB with stringData", func(s S) { s.StringData = map[string]string{"big": strings.Repeat("x", corev1.MaxSecretSize)} }),
+		edit("unqualified custom type", typed("custom", nil)),
+		edit("type too long", typed(corev1.SecretType(strings.Repeat("t", 254)), nil)),
+		edit("tls without cert", typed(corev1.SecretTypeTLS, map[string][]byte{corev1.TLSPrivateKeyKey: []byte("k")})),
+		edit("dockercfg invalid json", typed(corev1.SecretTypeDockercfg, map[string][]byte{corev1.DockerConfigKey: []byte("{")})),
+		edit("dockercfg missing", typed(corev1.SecretTypeDockercfg, nil)),
+		edit("dockercfg", typed(corev1.SecretTypeDockercfg, map[string][]byte{corev1.DockerConfigKey: []byte("{}")})),
+		edit("dockerconfigjson array", typed(corev1.SecretTypeDockerConfigJson, map[string][]byte{corev1.DockerConfigJsonKey: []byte("[]")})),
+		edit("basic auth username only", typed(corev1.SecretTypeBasicAuth, map[string][]byte{corev1.BasicAuthUsernameKey: []byte("u")})),
+		edit("basic auth empty password", typed(corev1.SecretTypeBasicAuth, map[string][]byte{corev1.BasicAuthPasswordKey: nil})),
+		edit("ssh auth empty key", typed(corev1.SecretTypeSSHAuth, map[string][]byte{corev1.SSHAuthPrivateKey: nil})),
+		edit("ssh auth with key", typed(corev1.SecretTypeSSHAuth, map[string][]byte{corev1.SSHAuthPrivateKey: []byte("k")})),
+		edit("bootstrap token", typed(corev1.SecretTypeBootstrapToken, map[string][]byte{"token-id": []byte("abcdef")})),
+		edit("tls with stringData", func(s S) {
+			s.Type, s.Data = corev1.SecretTypeTLS, nil
+			s.StringData = map[string]string{corev1.TLSCertKey: "c", corev1.TLSPrivateKeyKey: "k"}
+		}),
+	}
+}
+
+// secretUpdates are the updates of a stored secret.
+func secretUpdates() []testCase {
+	type S = *corev1.Secret
+	return []testCase{
+		edit("type cleared", func(s S) { s.Type = "" }),
+		edit("data changed by stringData", func(s S) { s.StringData = map[string]string{"k": "new"} }),
+		edit("immutable and data changed", func(s S) { s.Immutable, s.Data = ptr.To(true), map[string][]byte{"z": nil} }),
+	}
+}
+
+// namespaceEdits are the edits of a namespace.
+func namespaceEdits() []testCase {
+	type N = *corev1.Namespace
+	finalizers := func(f ...corev1.FinalizerName) func(N) { return func(n N) { n.Spec.Finalizers = f } }
+	return []testCase{
+		edit("spec finalizer kubernetes", finalizers("kubernetes")),
+		edit("spec finalizer unqualified", finalizers("cleanup")),
+		edit("spec finalizer two slashes", finalizers("example.com/a/b")),
+		edit("spec finalizer bad domain", finalizers("Example_com/a")),
+		edit("spec finalizer orphan", finalizers("orphan")),
+		edit("spec finalizer duplicate", finalizers("example.com/a", "example.com/a")),
+		edit("spec finalizer empty", finalizers("")),
+		edit("status bogus phase", func(n N) { n.Status.Phase = "Bogus" }),
+		edit("name label differs", func(n N) { n.Labels = map[string]string{corev1.LabelMetadataName: "other"} }),
+		edit("status conditions", func(n N) {
+			n.Status.Conditions = []corev1.NamespaceCondition{{Type: corev1.NamespaceDeletionContentFailure, Status: corev1.ConditionTrue}}
+		}),
+	}
+}
+
+// namespaceUpdates are the updates of a stored namespace.
+func namespaceUpdates() []testCase {
+	type N = *corev1.Namespace
+	return []testCase{
+		edit("name label removed", func(n N) { delete(n.Labels, corev1.LabelMetadataName) }),
+		edit("name label changed", func(n N) { n.Labels = map[string]string{corev1.LabelMetadataName: "other"} }),
+		edit("spec finalizer added", func(n N) { n.Spec.Finalizers = append(n.Spec.Finalizers, "example.com/x") }),
+		edit("status phase set", func(n N) { n.Status.Phase = corev1.NamespaceTerminating }),
+	}
+}
+
+// serviceAccountEdits are the edits of a service account.
+func serviceAccountEdits() []testCase {
+	type A = *corev1.ServiceAccount
+	return []testCase{
+		edit("secret without name", func(a A) { a.Secrets = append(a.Secrets, corev1.ObjectReference{Kind: "Secret"}) }),
+		edit("secret in another namespace", func(a A) { a.Secrets = append(a.Secrets, corev1.ObjectReference{Name: "x", Namespace: "y"}) }),
+		edit("image pull secret without name", func(a A) { a.ImagePullSecrets = append(a.ImagePullSecrets, corev1.LocalObjectReference{}) }),
+		edit("mountable secrets annotation", func(a A) { a.Annotations = map[string]string{"kubernetes.io/enforce-mountable-secrets": "true"} }),
+		edit("automount off", func(a A) { a.AutomountServiceAccountToken = ptr.To(false) }),
+	}
+}

@@ -100,6 +100,7 @@ func kinds() []kind {
 	return []kind{
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("configmaps"), upstream: configmap.Strategy,
+			edits: configMapEdits(),
 			valid: func() runtime.Object {
 				return &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{"a": "b"}, BinaryData: map[string][]byte{"c": []byte("d")}}
 			},
@@ -111,13 +112,14 @@ func kinds() []kind {
 				obj("too large", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{"a": strings.Repeat("x", 1024*1024+1)}}),
 				obj("immutable", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Immutable: ptr.To(true)}),
 			},
-			updates: []testCase{
+			updates: append(configMapUpdates(),
 				edit("data changed", func(c *corev1.ConfigMap) { c.Data = map[string]string{"z": "1"} }),
 				edit("made immutable", func(c *corev1.ConfigMap) { c.Immutable = ptr.To(true) }),
-			},
+			),
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("secrets"), upstream: secret.Strategy,
+			edits: secretEdits(),
 			valid: func() runtime.Object {
 				return &corev1.Secret{ObjectMeta: om("s", "default"), Data: map[string][]byte{"a": []byte("b")}, StringData: map[string]string{"c": "d"}}
 			},
@@ -135,14 +137,15 @@ func kinds() []kind {
 				obj("bad type", &corev1.Secret{ObjectMeta: om("s", "default"), Type: "a b"}),
 				obj("too large", &corev1.Secret{ObjectMeta: om("s", "default"), Data: map[string][]byte{"a": []byte(strings.Repeat("x", 1024*1024+1))}}),
 			},
-			updates: []testCase{
+			updates: append(secretUpdates(),
 				edit("type changed", func(s *corev1.Secret) { s.Type = corev1.SecretTypeBasicAuth }),
 				edit("made immutable", func(s *corev1.Secret) { s.Immutable = ptr.To(true) }),
 				edit("data changed", func(s *corev1.Secret) { s.Data = map[string][]byte{"x": []byte("y")} }),
-			},
+			),
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), upstream: namespace.Strategy,
+			edits: namespaceEdits(),
 			valid: func() runtime.Object { return &corev1.Namespace{ObjectMeta: om("team", "")} },
 			cases: []testCase{
 				obj("dotted name", &corev1.Namespace{ObjectMeta: om("a.b", "")}),
@@ -151,12 +154,13 @@ func kinds() []kind {
 				obj("bad spec finalizer", &corev1.Namespace{ObjectMeta: om("team", ""), Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"a/b/c"}}}),
 				obj("status set", &corev1.Namespace{ObjectMeta: om("team", ""), Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}),
 			},
-			updates: []testCase{
+			updates: append(namespaceUpdates(),
 				edit("spec finalizers changed", func(n *corev1.Namespace) { n.Spec.Finalizers = nil }),
-			},
+			),
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("serviceaccounts"), upstream: serviceaccount.Strategy,
+			edits: serviceAccountEdits(),
 			valid: func() runtime.Object { return &corev1.ServiceAccount{ObjectMeta: om("sa", "default")} },
 			cases: []testCase{
 				obj("secrets", &corev1.ServiceAccount{ObjectMeta: om("sa", "default"), Secrets: []corev1.ObjectReference{{Name: "s"}}}),

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -757,5 +758,28 @@ func serviceAccountEdits() []testCase {
 		edit("image pull secret without name", func(a A) { a.ImagePullSecrets = append(a.ImagePullSecrets, corev1.LocalObjectReference{}) }),
 		edit("mountable secrets annotation", func(a A) { a.Annotations = map[string]string{"kubernetes.io/enforce-mountable-secrets": "true"} }),
 		edit("automount off", func(a A) { a.AutomountServiceAccountToken = ptr.To(false) }),
+	}
+}
+
+// webhookServiceEdits are the edits of the client configuration of a
+// validating webhook to call a Service, which Tessera refuses on purpose
+// (see deliberateCauses).
+func webhookServiceEdits() []testCase {
+	type V = *admissionregistrationv1.ValidatingWebhookConfiguration
+	service := func(s admissionregistrationv1.ServiceReference, keepURL bool) func(V) {
+		return func(c V) {
+			if !keepURL {
+				c.Webhooks[0].ClientConfig.URL = nil
+			}
+			c.Webhooks[0].ClientConfig.Service = &s
+		}
+	}
+	return []testCase{
+		edit("service", service(admissionregistrationv1.ServiceReference{Namespace: "hooks", Name: "audit", Port: ptr.To[int32](8443), Path: ptr.To("/validate")}, false)),
+		edit("url and service", service(admissionregistrationv1.ServiceReference{Namespace: "default", Name: "hooks"}, true)),
+		edit("service without namespace", service(admissionregistrationv1.ServiceReference{Name: "hooks"}, false)),
+		edit("service without name", service(admissionregistrationv1.ServiceReference{Namespace: "default"}, false)),
+		edit("service path without slash", service(admissionregistrationv1.ServiceReference{Namespace: "default", Name: "hooks", Path: ptr.To("no-slash")}, false)),
+		edit("service port 0", service(admissionregistrationv1.ServiceReference{Namespace: "default", Name: "hooks", Port: ptr.To[int32](0)}, false)),
 	}
 }

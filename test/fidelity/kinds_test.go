@@ -336,6 +336,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), upstream: validatingwebhookconfiguration.Strategy,
+			edits: webhookServiceEdits(),
 			valid: func() runtime.Object {
 				return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{validatingWebhook("a.example.com")}}
 			},

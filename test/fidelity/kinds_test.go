@@ -100,6 +100,7 @@ func kinds() []kind {
 	return []kind{
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("configmaps"), upstream: configmap.Strategy,
+			edits: configMapEdits(),
 			valid: func() runtime.Object {
 				return &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{"a": "b"}, BinaryData: map[string][]byte{"c": []byte("d")}}
 			},
@@ -111,13 +112,14 @@ func kinds() []kind {
 				obj("too large", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Data: map[string]string{"a": strings.Repeat("x", 1024*1024+1)}}),
 				obj("immutable", &corev1.ConfigMap{ObjectMeta: om("cm", "default"), Immutable: ptr.To(true)}),
 			},
-			updates: []testCase{
+			updates: append(configMapUpdates(),
 				edit("data changed", func(c *corev1.ConfigMap) { c.Data = map[string]string{"z": "1"} }),
 				edit("made immutable", func(c *corev1.ConfigMap) { c.Immutable = ptr.To(true) }),
-			},
+			),
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("secrets"), upstream: secret.Strategy,
+			edits: secretEdits(),
 			valid: func() runtime.Object {
 				return &corev1.Secret{ObjectMeta: om("s", "default"), Data: map[string][]byte{"a": []byte("b")}, StringData: map[string]string{"c": "d"}}
 			},
@@ -135,14 +137,15 @@ func kinds() []kind {
 				obj("bad type", &corev1.Secret{ObjectMeta: om("s", "default"), Type: "a b"}),
 				obj("too large", &corev1.Secret{ObjectMeta: om("s", "default"), Data: map[string][]byte{"a": []byte(strings.Repeat("x", 1024*1024+1))}}),
 			},
-			updates: []testCase{
+			updates: append(secretUpdates(),
 				edit("type changed", func(s *corev1.Secret) { s.Type = corev1.SecretTypeBasicAuth }),
 				edit("made immutable", func(s *corev1.Secret) { s.Immutable = ptr.To(true) }),
 				edit("data changed", func(s *corev1.Secret) { s.Data = map[string][]byte{"x": []byte("y")} }),
-			},
+			),
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("namespaces"), upstream: namespace.Strategy,
+			edits: namespaceEdits(),
 			valid: func() runtime.Object { return &corev1.Namespace{ObjectMeta: om("team", "")} },
 			cases: []testCase{
 				obj("dotted name", &corev1.Namespace{ObjectMeta: om("a.b", "")}),
@@ -151,12 +154,13 @@ func kinds() []kind {
 				obj("bad spec finalizer", &corev1.Namespace{ObjectMeta: om("team", ""), Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"a/b/c"}}}),
 				obj("status set", &corev1.Namespace{ObjectMeta: om("team", ""), Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}),
 			},
-			updates: []testCase{
+			updates: append(namespaceUpdates(),
 				edit("spec finalizers changed", func(n *corev1.Namespace) { n.Spec.Finalizers = nil }),
-			},
+			),
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("serviceaccounts"), upstream: serviceaccount.Strategy,
+			edits: serviceAccountEdits(),
 			valid: func() runtime.Object { return &corev1.ServiceAccount{ObjectMeta: om("sa", "default")} },
 			cases: []testCase{
 				obj("secrets", &corev1.ServiceAccount{ObjectMeta: om("sa", "default"), Secrets: []corev1.ObjectReference{{Name: "s"}}}),
@@ -165,6 +169,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("limitranges"), upstream: limitrange.Strategy,
+			edits: limitRangeEdits(),
 			valid: func() runtime.Object {
 				return &corev1.LimitRange{ObjectMeta: om("lr", "default"), Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
 					Type: corev1.LimitTypeContainer, Max: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}, Min: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
@@ -190,6 +195,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("resourcequotas"), upstream: resourcequota.Strategy,
+			edits: quotaEdits(),
 			valid: func() runtime.Object {
 				return &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"count/configmaps": resource.MustParse("10")}}}
 			},
@@ -201,7 +207,7 @@ func kinds() []kind {
 				obj("status set", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"configmaps": resource.MustParse("1")}}, Status: corev1.ResourceQuotaStatus{Used: corev1.ResourceList{"configmaps": resource.MustParse("1")}}}),
 				obj("pods", &corev1.ResourceQuota{ObjectMeta: om("q", "default"), Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"pods": resource.MustParse("1"), "requests.cpu": resource.MustParse("1")}}}),
 			},
-			updates: []testCase{
+			updates: append(quotaUpdates(),
 				edit("hard changed", func(q *corev1.ResourceQuota) { q.Spec.Hard["count/configmaps"] = resource.MustParse("20") }),
 				edit("scope selector added", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = priorityClassSelector("high") }),
 				// Quotas with scopes, stored before (or by Kubernetes):
@@ -216,10 +222,12 @@ func kinds() []kind {
 				edit("scope selector changed", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = priorityClassSelector("low") }).from(stored(selectorQuota())),
 				edit("scope selector dropped", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector = nil }).from(stored(selectorQuota())),
 				edit("scope selector invalid", func(q *corev1.ResourceQuota) { q.Spec.ScopeSelector.MatchExpressions[0].Values = nil }).from(stored(selectorQuota())),
-			},
+			),
 		},
 		{
 			gvr: corev1.SchemeGroupVersion.WithResource("events"), upstream: event.Strategy,
+			edits:   coreEventEdits(),
+			updates: coreEventUpdates(),
 			valid: func() runtime.Object {
 				return &corev1.Event{ObjectMeta: om("e", "default"), InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "default", Name: "cm"}, Reason: "Tested", Message: "m", Type: corev1.EventTypeNormal}
 			},
@@ -234,6 +242,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: eventsv1.SchemeGroupVersion.WithResource("events"), upstream: event.Strategy,
+			edits: eventEdits(),
 			valid: func() runtime.Object { return newEvent(nil) },
 			cases: []testCase{
 				obj("no eventTime", newEvent(func(e *eventsv1.Event) { e.EventTime = metav1.MicroTime{} })),
@@ -245,16 +254,18 @@ func kinds() []kind {
 				obj("upper-case namespace of the regarded object", newEvent(func(e *eventsv1.Event) { e.Namespace = "Default"; e.Regarding.Namespace = "Default" })),
 				obj("bad reporting controller", newEvent(func(e *eventsv1.Event) { e.ReportingController = "a b" })),
 			},
-			updates: []testCase{
+			updates: append(eventUpdates(),
 				edit("note changed", func(e *eventsv1.Event) { e.Note = "changed" }),
 				edit("series added", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 2, LastObservedTime: eventTime} }),
 				edit("bad series added", func(e *eventsv1.Event) { e.Series = &eventsv1.EventSeries{Count: 1} }),
 				edit("eventTime changed", func(e *eventsv1.Event) { e.EventTime = metav1.NewMicroTime(eventTime.Add(time.Minute)) }),
 				edit("stored unqualified finalizer kept", func(e *eventsv1.Event) { e.Labels = map[string]string{"touched": "yes"} }).from(stored(newEvent(func(e *eventsv1.Event) { e.Finalizers = []string{"cleanup"} }))),
-			},
+			),
 		},
 		{
 			gvr: coordinationv1.SchemeGroupVersion.WithResource("leases"), upstream: lease.Strategy,
+			edits:   leaseEdits(),
+			updates: leaseUpdates(),
 			valid: func() runtime.Object {
 				return &coordinationv1.Lease{ObjectMeta: om("l", "default"), Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("me"), LeaseDurationSeconds: ptr.To[int32](15)}}
 			},
@@ -266,6 +277,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: rbacv1.SchemeGroupVersion.WithResource("roles"), upstream: role.Strategy,
+			edits: roleEdits(),
 			valid: func() runtime.Object {
 				return &rbacv1.Role{ObjectMeta: om("r", "default"), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}}}
 			},
@@ -278,6 +290,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: rbacv1.SchemeGroupVersion.WithResource("clusterroles"), upstream: clusterrole.Strategy,
+			edits: clusterRoleEdits(),
 			valid: func() runtime.Object {
 				return &rbacv1.ClusterRole{ObjectMeta: om("cr", ""), Rules: []rbacv1.PolicyRule{{Verbs: []string{"get"}, NonResourceURLs: []string{"/healthz"}}}}
 			},
@@ -290,6 +303,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: rbacv1.SchemeGroupVersion.WithResource("rolebindings"), upstream: rolebinding.Strategy,
+			edits: roleBindingEdits(),
 			valid: func() runtime.Object {
 				return &rbacv1.RoleBinding{ObjectMeta: om("rb", "default"), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "r"},
 					Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}, {Kind: rbacv1.ServiceAccountKind, Name: "sa", Namespace: "default"}}}
@@ -307,6 +321,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"), upstream: clusterrolebinding.Strategy,
+			edits: clusterRoleBindingEdits(),
 			valid: func() runtime.Object {
 				return &rbacv1.ClusterRoleBinding{ObjectMeta: om("crb", ""), RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cr"},
 					Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "devs"}}}
@@ -321,6 +336,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"), upstream: validatingwebhookconfiguration.Strategy,
+			edits: webhookServiceEdits(),
 			valid: func() runtime.Object {
 				return &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("v", ""), Webhooks: []admissionregistrationv1.ValidatingWebhook{validatingWebhook("a.example.com")}}
 			},
@@ -451,6 +467,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: flowcontrolv1.SchemeGroupVersion.WithResource("prioritylevelconfigurations"), upstream: prioritylevelconfiguration.Strategy,
+			edits: priorityLevelEdits(),
 			valid: func() runtime.Object {
 				return &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("pl", ""), Spec: flowcontrolv1.PriorityLevelConfigurationSpec{
 					Type: flowcontrolv1.PriorityLevelEnablementLimited, Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{LimitResponse: flowcontrolv1.LimitResponse{Type: flowcontrolv1.LimitResponseTypeReject}},
@@ -507,6 +524,7 @@ func kinds() []kind {
 		},
 		{
 			gvr: flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas"), upstream: flowschema.Strategy,
+			edits: flowSchemaEdits(),
 			valid: func() runtime.Object {
 				return &flowcontrolv1.FlowSchema{ObjectMeta: om("fs", ""), Spec: flowcontrolv1.FlowSchemaSpec{
 					PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "pl"}, MatchingPrecedence: 500,

@@ -204,6 +204,8 @@ func policyKinds() []kind {
 		},
 		{
 			gvr: certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"), upstream: certificates.Strategy,
+			edits:   csrEdits(),
+			updates: csrUpdates(),
 			valid: func() runtime.Object {
 				return &certificatesv1.CertificateSigningRequest{ObjectMeta: om("csr", ""), Spec: certificatesv1.CertificateSigningRequestSpec{
 					Request: []byte(testCSR), SignerName: "example.com/signer", Usages: []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature},

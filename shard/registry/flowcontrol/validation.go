@@ -123,19 +123,21 @@ func validateRule(rule *flowcontrolv1.PolicyRulesWithSubjects, fldPath *field.Pa
 	return allErrs
 }
 
+// validateSubject validates the member of s's kind; the other members must
+// be unset, each refused on its own field, as in Kubernetes.
 func validateSubject(s *flowcontrolv1.Subject, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if !subjectKinds.Has(string(s.Kind)) {
 		return append(allErrs, field.NotSupported(fldPath.Child("kind"), s.Kind, sets.List(subjectKinds)))
 	}
-	set := 0
-	for _, p := range []bool{s.User != nil, s.Group != nil, s.ServiceAccount != nil} {
-		if p {
-			set++
-		}
+	if s.Kind != flowcontrolv1.SubjectKindServiceAccount && s.ServiceAccount != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("serviceAccount"), "serviceAccount is forbidden when subject kind is not 'ServiceAccount'"))
 	}
-	if set > 1 {
-		allErrs = append(allErrs, field.Forbidden(fldPath, "exactly one of user, group and serviceAccount may be set"))
+	if s.Kind != flowcontrolv1.SubjectKindUser && s.User != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("user"), "user is forbidden when subject kind is not 'User'"))
+	}
+	if s.Kind != flowcontrolv1.SubjectKindGroup && s.Group != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("group"), "group is forbidden when subject kind is not 'Group'"))
 	}
 	switch s.Kind {
 	case flowcontrolv1.SubjectKindUser:
@@ -184,13 +186,23 @@ func validateAllOrList(values []string, all string, fldPath *field.Path, what st
 	return nil
 }
 
-func validateResourceRule(r *flowcontrolv1.ResourcePolicyRule, fldPath *field.Path) field.ErrorList {
-	allErrs := validateAllOrList(r.Verbs, flowcontrolv1.VerbAll, fldPath.Child("verbs"), "verbs")
-	for i, v := range r.Verbs {
-		if v != flowcontrolv1.VerbAll && !supportedVerbs.Has(v) {
-			allErrs = append(allErrs, field.NotSupported(fldPath.Child("verbs").Index(i), v, sets.List(supportedVerbs)))
-		}
+// validateVerbs checks the verbs of a resource or non-resource rule: ["*"],
+// or verbs Kubernetes knows, refused together on verbs as Kubernetes does.
+func validateVerbs(verbs []string, fldPath *field.Path) field.ErrorList {
+	if allErrs := validateAllOrList(verbs, flowcontrolv1.VerbAll, fldPath, "verbs"); len(allErrs) > 0 {
+		return allErrs
 	}
+	if len(verbs) == 1 && verbs[0] == flowcontrolv1.VerbAll {
+		return nil
+	}
+	if !supportedVerbs.HasAll(verbs...) {
+		return field.ErrorList{field.NotSupported(fldPath, verbs, sets.List(supportedVerbs))}
+	}
+	return nil
+}
+
+func validateResourceRule(r *flowcontrolv1.ResourcePolicyRule, fldPath *field.Path) field.ErrorList {
+	allErrs := validateVerbs(r.Verbs, fldPath.Child("verbs"))
 	allErrs = append(allErrs, validateAllOrList(r.APIGroups, flowcontrolv1.APIGroupAll, fldPath.Child("apiGroups"), "api groups")...)
 	allErrs = append(allErrs, validateAllOrList(r.Resources, flowcontrolv1.ResourceAll, fldPath.Child("resources"), "resources")...)
 	if len(r.Namespaces) == 0 && !r.ClusterScope {
@@ -210,7 +222,7 @@ func validateResourceRule(r *flowcontrolv1.ResourcePolicyRule, fldPath *field.Pa
 }
 
 func validateNonResourceRule(r *flowcontrolv1.NonResourcePolicyRule, fldPath *field.Path) field.ErrorList {
-	allErrs := validateAllOrList(r.Verbs, flowcontrolv1.VerbAll, fldPath.Child("verbs"), "verbs")
+	allErrs := validateVerbs(r.Verbs, fldPath.Child("verbs"))
 	allErrs = append(allErrs, validateAllOrList(r.NonResourceURLs, flowcontrolv1.NonResourceAll, fldPath.Child("nonResourceURLs"), "non-resource urls")...)
 	for i, u := range r.NonResourceURLs {
 		p := fldPath.Child("nonResourceURLs").Index(i)
@@ -229,8 +241,19 @@ func validateNonResourceRule(r *flowcontrolv1.NonResourcePolicyRule, fldPath *fi
 // of a mandatory level must be Kubernetes' own, but for the exempt
 // configuration of the exempt level, which admins may tune.
 func ValidatePriorityLevel(pl *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
+	return validatePriorityLevel(pl, nil)
+}
+
+// validatePriorityLevel validates pl, created when old is nil, else
+// updated from old.
+func validatePriorityLevel(pl, old *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
 	allErrs := apivalidation.ValidateObjectMeta(&pl.ObjectMeta, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	var oldSpec *flowcontrolv1.PriorityLevelConfigurationSpec
+	if old != nil {
+		oldSpec = &old.Spec
+	}
 	allErrs = append(allErrs, validatePriorityLevelSpec(pl.Name, &pl.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validatePriorityLevelMembers(&pl.Spec, oldSpec, field.NewPath("spec"))...)
 	return append(allErrs, validateMandatoryPriorityLevel(pl)...)
 }
 
@@ -252,9 +275,10 @@ func validateMandatoryPriorityLevel(pl *flowcontrolv1.PriorityLevelConfiguration
 
 // ValidatePriorityLevelUpdate validates an update of a
 // PriorityLevelConfiguration as a new one, as Kubernetes does (see
-// ValidateFlowSchemaUpdate).
-func ValidatePriorityLevelUpdate(pl, _ *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
-	return ValidatePriorityLevel(pl)
+// ValidateFlowSchemaUpdate), but for validatePriorityLevelMembers, which
+// does not check again what the update keeps.
+func ValidatePriorityLevelUpdate(pl, old *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
+	return validatePriorityLevel(pl, old)
 }
 
 // ValidatePriorityLevelStatusUpdate validates a status update.
@@ -272,9 +296,6 @@ func validatePriorityLevelSpec(name string, spec *flowcontrolv1.PriorityLevelCon
 	var allErrs field.ErrorList
 	if (name == flowcontrolv1.PriorityLevelConfigurationNameExempt) != (spec.Type == flowcontrolv1.PriorityLevelEnablementExempt) {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("type"), spec.Type, "type must be 'Exempt' if and only if name is 'exempt'"))
-	}
-	if !enablements.Has(string(spec.Type)) {
-		return append(allErrs, field.NotSupported(fldPath.Child("type"), spec.Type, sets.List(enablements)))
 	}
 	switch spec.Type {
 	case flowcontrolv1.PriorityLevelEnablementExempt:
@@ -297,6 +318,10 @@ func validatePriorityLevelSpec(name string, spec *flowcontrolv1.PriorityLevelCon
 			allErrs = append(allErrs, field.Invalid(fldPath.Child("limited", "borrowingLimitPercent"), *b, "if specified, must be a non-negative integer"))
 		}
 		allErrs = append(allErrs, validateLimitResponse(&l.LimitResponse, fldPath.Child("limited", "limitResponse"))...)
+	case "":
+		allErrs = append(allErrs, field.Required(fldPath.Child("type"), ""))
+	default:
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("type"), spec.Type, sets.List(enablements)))
 	}
 	return allErrs
 }
@@ -313,6 +338,9 @@ func validateShares(shares, lendable *int32, fldPath *field.Path) field.ErrorLis
 }
 
 func validateLimitResponse(r *flowcontrolv1.LimitResponse, fldPath *field.Path) field.ErrorList {
+	if r.Type == "" {
+		return field.ErrorList{field.Required(fldPath.Child("type"), "")}
+	}
 	if !limitResponseTypes.Has(string(r.Type)) {
 		return field.ErrorList{field.NotSupported(fldPath.Child("type"), r.Type, sets.List(limitResponseTypes))}
 	}
@@ -343,6 +371,59 @@ func validateLimitResponse(r *flowcontrolv1.LimitResponse, fldPath *field.Path) 
 			allErrs = append(allErrs, field.Invalid(p.Child("handSize"), q.HandSize,
 				fmt.Sprintf("required entropy bits of deckSize %d and handSize %d should not be greater than %d", q.Queues, q.HandSize, maxHashBits)))
 		}
+	}
+	return allErrs
+}
+
+// validatePriorityLevelMembers adds what Kubernetes' declarative
+// validation checks beyond validatePriorityLevelSpec: spec.limited and
+// spec.exempt are refused with any type but their own (unknown and empty
+// types included), spec.limited.limitResponse needs a type and queuing
+// exactly with type Queue even when the level's type is not Limited, and a
+// limit response with an unknown type has no queuing. Like declarative
+// validation, an update does not check these again on what it keeps from
+// old (nil on create).
+func validatePriorityLevelMembers(spec, old *flowcontrolv1.PriorityLevelConfigurationSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	sameType := old != nil && old.Type == spec.Type
+	if !enablements.Has(string(spec.Type)) {
+		if spec.Limited != nil && !(sameType && equality.Semantic.DeepEqual(spec.Limited, old.Limited)) {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child("limited"), "must be nil if the type is not Limited"))
+		}
+		if spec.Exempt != nil && !(sameType && equality.Semantic.DeepEqual(spec.Exempt, old.Exempt)) {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child("exempt"), "must be nil if the type is not Exempt"))
+		}
+	}
+	l := spec.Limited
+	if l == nil {
+		return allErrs
+	}
+	var oldResponse *flowcontrolv1.LimitResponse
+	if old != nil && old.Limited != nil {
+		if equality.Semantic.DeepEqual(l, old.Limited) {
+			return allErrs
+		}
+		oldResponse = &old.Limited.LimitResponse
+		if equality.Semantic.DeepEqual(l.LimitResponse, *oldResponse) {
+			return allErrs
+		}
+	}
+	r, p := &l.LimitResponse, fldPath.Child("limited", "limitResponse")
+	limited := spec.Type == flowcontrolv1.PriorityLevelEnablementLimited
+	if !limited && r.Type == "" && (oldResponse == nil || oldResponse.Type != "") {
+		allErrs = append(allErrs, field.Required(p.Child("type"), ""))
+	}
+	if oldResponse != nil && oldResponse.Type == r.Type && equality.Semantic.DeepEqual(r.Queuing, oldResponse.Queuing) {
+		return allErrs
+	}
+	switch {
+	case r.Type == flowcontrolv1.LimitResponseTypeQueue:
+		if !limited && r.Queuing == nil {
+			allErrs = append(allErrs, field.Required(p.Child("queuing"), "must not be empty if limited.limitResponse.type is Limited"))
+		}
+	case r.Queuing != nil && (!limited || r.Type != flowcontrolv1.LimitResponseTypeReject):
+		// validateLimitResponse refuses it with type Reject.
+		allErrs = append(allErrs, field.Forbidden(p.Child("queuing"), "must be nil if limited.limitResponse.type is not Limited"))
 	}
 	return allErrs
 }

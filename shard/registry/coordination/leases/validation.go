@@ -41,8 +41,12 @@ func validateSpec(spec *coordinationv1.LeaseSpec, fldPath *field.Path) field.Err
 }
 
 // validateStrategy accepts the strategies Kubernetes defines and
-// domain-prefixed custom ones.
+// domain-prefixed custom ones. Kubernetes reports the errors on
+// <fldPath>.strategy (spec.strategy.strategy, the path of the field in
+// LeaseCandidate's spec as well): so does Tessera, for clients that match
+// on the field.
 func validateStrategy(strategy coordinationv1.CoordinatedLeaseStrategy, fldPath *field.Path) field.ErrorList {
+	fldPath = fldPath.Child("strategy")
 	if !strings.Contains(string(strategy), "/") {
 		if strategy != coordinationv1.OldestEmulationVersion {
 			return field.ErrorList{field.NotSupported(fldPath, strategy, []coordinationv1.CoordinatedLeaseStrategy{coordinationv1.OldestEmulationVersion})}

@@ -44,7 +44,10 @@ func TestValidate(t *testing.T) {
 		{name: "negative transitions", lease: newLease(func(l *coordinationv1.Lease) { l.Spec.LeaseTransitions = ptr.To[int32](-1) }), wantField: "spec.leaseTransitions"},
 		{name: "unknown strategy", lease: newLease(func(l *coordinationv1.Lease) {
 			l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("Random"))
-		}), wantField: "spec.strategy"},
+		}), wantField: "spec.strategy.strategy"},
+		{name: "custom strategy, not a qualified name", lease: newLease(func(l *coordinationv1.Lease) {
+			l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("example.com/a/b"))
+		}), wantField: "spec.strategy.strategy"},
 		{name: "preferred holder without strategy", lease: newLease(func(l *coordinationv1.Lease) { l.Spec.PreferredHolder = ptr.To("shard-2") }), wantField: "spec.preferredHolder"},
 		{name: "bad name", lease: newLease(func(l *coordinationv1.Lease) { l.Name = "Controller" }), wantField: "metadata.name"},
 	}

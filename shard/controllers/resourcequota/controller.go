@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -150,6 +151,23 @@ type recounter struct {
 	quotas       informers.Lister[*corev1.ResourceQuota]
 	count        func(ctx context.Context, cluster logicalcluster.Name, gr schema.GroupResource, namespace string) ([]runtime.Object, error)
 	updateStatus func(ctx context.Context, cluster logicalcluster.Name, q *corev1.ResourceQuota) error
+
+	// lowered holds the quotas whose last count was below their
+	// status.used. Admission charges a quota before the object it admits
+	// is stored, so a count can miss an object in flight; a lower count is
+	// written only when a second count, replenishDelay later, agrees.
+	mu      sync.Mutex
+	lowered map[reconciler.Key]bool
+}
+
+// lowers tells whether used is below old for some resource.
+func lowers(used, old corev1.ResourceList) bool {
+	for name, v := range used {
+		if o, ok := old[name]; ok && v.Cmp(o) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Reconcile recounts one quota and writes its status if it changed.
@@ -166,7 +184,11 @@ func (r *recounter) Reconcile(ctx context.Context, key reconciler.Key) (reconcil
 		return reconciler.Result{}, err
 	}
 	if equality.Semantic.DeepEqual(status, q.Status) {
+		r.confirmLower(key, false)
 		return reconciler.Result{}, nil
+	}
+	if lower := lowers(status.Used, q.Status.Used); r.confirmLower(key, lower) != lower {
+		return reconciler.Result{RequeueAfter: replenishDelay}, nil
 	}
 	updated := q.DeepCopy()
 	updated.Status = status
@@ -178,6 +200,23 @@ func (r *recounter) Reconcile(ctx context.Context, key reconciler.Key) (reconcil
 		return reconciler.Result{}, err
 	}
 	return reconciler.Result{}, nil
+}
+
+// confirmLower records whether the last count of key was lower than its
+// status, and tells whether the count before was lower too.
+func (r *recounter) confirmLower(key reconciler.Key, lower bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	before := r.lowered[key]
+	if !lower || before {
+		delete(r.lowered, key)
+		return before && lower
+	}
+	if r.lowered == nil {
+		r.lowered = map[reconciler.Key]bool{}
+	}
+	r.lowered[key] = true
+	return false
 }
 
 // usage computes the status of q the way kube-controller-manager's quota

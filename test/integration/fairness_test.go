@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -20,23 +19,8 @@ import (
 // of path with (the X-Kubernetes-PF-PriorityLevel-UID response header).
 func priorityLevelOf(t *testing.T, cfg *rest.Config, path string) string {
 	t.Helper()
-	client, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, cfg.Host+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.BearerToken != "" {
-		req.Header.Set("Authorization", "Bearer "+cfg.BearerToken)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	return resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID)
+	_, header, _ := getPath(t, cfg, path)
+	return header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID)
 }
 
 // TestPriorityAndFairnessConfiguration: the shard configures APF in

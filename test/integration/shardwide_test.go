@@ -14,8 +14,9 @@ import (
 	"github.com/tessera-dev/tessera/test/integration/framework"
 )
 
-// getPath GETs path with cfg's credentials and returns the status and body.
-func getPath(t *testing.T, cfg *rest.Config, path string) (int, string) {
+// getPath GETs path with cfg's credentials and returns the status, the
+// response headers and (the first 64 KiB of) the body.
+func getPath(t *testing.T, cfg *rest.Config, path string) (int, http.Header, string) {
 	t.Helper()
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -34,7 +35,7 @@ func getPath(t *testing.T, cfg *rest.Config, path string) (int, string) {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode, string(body)
+	return resp.StatusCode, resp.Header, string(body)
 }
 
 // TestShardWidePaths: the shard's metrics and profiles (--profiling, on by
@@ -47,14 +48,14 @@ func TestShardWidePaths(t *testing.T) {
 	bindClusterRole(t, s, a, "", "tenant-admin", "cluster-admin", authzUser("tenant"))
 	tenant := tokenConfig(s, a, "tenant-token")
 	eventually(t, 30*time.Second, "the tenant to be let into its cluster", func(ctx context.Context) (bool, error) {
-		code, _ := getPath(t, tenant, "/version")
+		code, _, _ := getPath(t, tenant, "/version")
 		return code == http.StatusOK, nil
 	})
 	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap?debug=1", "/metrics"} {
-		if code, body := getPath(t, s.Config(logicalcluster.SystemAdmin), path); code != http.StatusOK {
+		if code, _, body := getPath(t, s.Config(logicalcluster.SystemAdmin), path); code != http.StatusOK {
 			t.Errorf("a shard admin GET %s: %d %s", path, code, body)
 		}
-		code, body := getPath(t, tenant, path)
+		code, _, body := getPath(t, tenant, path)
 		if code != http.StatusForbidden || !strings.Contains(body, "whole shard") {
 			t.Errorf("the admin of %s GET %s: %d %s, want 403 about the whole shard", a, path, code, body)
 		}

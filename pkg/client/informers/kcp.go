@@ -3,6 +3,7 @@ package informers
 import (
 	"fmt"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
@@ -27,6 +28,34 @@ func (f *SharedInformerFactory) WorkspaceTypes() Informer[*tenancyv1alpha1.Works
 func (f *SharedInformerFactory) Shards() Informer[*corev1alpha1.Shard] {
 	return typedInformer(f, corev1alpha1.SchemeGroupVersion.WithResource("shards"), corev1alpha1.Resource("shard"), &corev1alpha1.Shard{},
 		func() listWatcher[*corev1alpha1.ShardList] { return f.kcp("shards").Shards() })
+}
+
+// APIResourceSchemas returns the informer of apis.kcp.io/v1alpha1
+// apiresourceschemas.
+func (f *SharedInformerFactory) APIResourceSchemas() Informer[*apisv1alpha1.APIResourceSchema] {
+	return typedInformer(f, apisv1alpha1.SchemeGroupVersion.WithResource("apiresourceschemas"), apisv1alpha1.Resource("apiresourceschema"), &apisv1alpha1.APIResourceSchema{},
+		func() listWatcher[*apisv1alpha1.APIResourceSchemaList] { return f.kcp("apiresourceschemas").APIResourceSchemas() })
+}
+
+// APIExports returns the informer of apis.kcp.io/v1alpha1 apiexports.
+func (f *SharedInformerFactory) APIExports() Informer[*apisv1alpha1.APIExport] {
+	return typedInformer(f, apisv1alpha1.SchemeGroupVersion.WithResource("apiexports"), apisv1alpha1.Resource("apiexport"), &apisv1alpha1.APIExport{},
+		func() listWatcher[*apisv1alpha1.APIExportList] { return f.kcp("apiexports").APIExports() })
+}
+
+// APIBindings returns the informer of apis.kcp.io/v1alpha1 apibindings.
+func (f *SharedInformerFactory) APIBindings() Informer[*apisv1alpha1.APIBinding] {
+	return typedInformer(f, apisv1alpha1.SchemeGroupVersion.WithResource("apibindings"), apisv1alpha1.Resource("apibinding"), &apisv1alpha1.APIBinding{},
+		func() listWatcher[*apisv1alpha1.APIBindingList] { return f.kcp("apibindings").APIBindings() })
+}
+
+// APIExportEndpointSlices returns the informer of apis.kcp.io/v1alpha1
+// apiexportendpointslices.
+func (f *SharedInformerFactory) APIExportEndpointSlices() Informer[*apisv1alpha1.APIExportEndpointSlice] {
+	return typedInformer(f, apisv1alpha1.SchemeGroupVersion.WithResource("apiexportendpointslices"), apisv1alpha1.Resource("apiexportendpointslice"), &apisv1alpha1.APIExportEndpointSlice{},
+		func() listWatcher[*apisv1alpha1.APIExportEndpointSliceList] {
+			return f.kcp("apiexportendpointslices").APIExportEndpointSlices()
+		})
 }
 
 func (f *SharedInformerFactory) kcp(resource string) *kcpclient.Clientset {

@@ -1,5 +1,5 @@
 // Package kcp is a typed client for the kcp API groups Tessera serves
-// (core.kcp.io and tenancy.kcp.io), built on client-go's generic typed
+// (core.kcp.io, tenancy.kcp.io and apis.kcp.io), built on client-go's generic typed
 // clients, so it behaves like a generated clientset.
 package kcp
 
@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/rest"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 )
@@ -26,7 +27,7 @@ var Codecs = serializer.NewCodecFactory(Scheme)
 var parameterCodec = runtime.NewParameterCodec(Scheme)
 
 func init() {
-	for _, add := range []func(*runtime.Scheme) error{corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme, apisv1alpha1.AddToScheme} {
 		if err := add(Scheme); err != nil {
 			panic(err)
 		}
@@ -39,6 +40,11 @@ type (
 	WorkspaceTypeInterface  = *gentype.ClientWithList[*tenancyv1alpha1.WorkspaceType, *tenancyv1alpha1.WorkspaceTypeList]
 	LogicalClusterInterface = *gentype.ClientWithList[*corev1alpha1.LogicalCluster, *corev1alpha1.LogicalClusterList]
 	ShardInterface          = *gentype.ClientWithList[*corev1alpha1.Shard, *corev1alpha1.ShardList]
+
+	APIResourceSchemaInterface      = *gentype.ClientWithList[*apisv1alpha1.APIResourceSchema, *apisv1alpha1.APIResourceSchemaList]
+	APIExportInterface              = *gentype.ClientWithList[*apisv1alpha1.APIExport, *apisv1alpha1.APIExportList]
+	APIBindingInterface             = *gentype.ClientWithList[*apisv1alpha1.APIBinding, *apisv1alpha1.APIBindingList]
+	APIExportEndpointSliceInterface = *gentype.ClientWithList[*apisv1alpha1.APIExportEndpointSlice, *apisv1alpha1.APIExportEndpointSliceList]
 )
 
 // Clientset reaches the kcp API groups of one endpoint: a logical cluster
@@ -46,6 +52,7 @@ type (
 type Clientset struct {
 	core    rest.Interface
 	tenancy rest.Interface
+	apis    rest.Interface
 }
 
 // NewForConfig returns a Clientset for cfg.
@@ -67,7 +74,11 @@ func NewForConfigAndClient(cfg *rest.Config, httpClient *http.Client) (*Clientse
 	if err != nil {
 		return nil, err
 	}
-	return &Clientset{core: core, tenancy: tenancy}, nil
+	apis, err := restClientFor(cfg, apisv1alpha1.SchemeGroupVersion, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return &Clientset{core: core, tenancy: tenancy, apis: apis}, nil
 }
 
 func restClientFor(cfg *rest.Config, gv schema.GroupVersion, httpClient *http.Client) (*rest.RESTClient, error) {
@@ -111,4 +122,34 @@ func (c *Clientset) Shards() ShardInterface {
 	return gentype.NewClientWithList[*corev1alpha1.Shard, *corev1alpha1.ShardList]("shards", c.core, parameterCodec, "",
 		func() *corev1alpha1.Shard { return &corev1alpha1.Shard{} },
 		func() *corev1alpha1.ShardList { return &corev1alpha1.ShardList{} })
+}
+
+// APIResourceSchemas returns the client of apis.kcp.io/v1alpha1
+// apiresourceschemas.
+func (c *Clientset) APIResourceSchemas() APIResourceSchemaInterface {
+	return gentype.NewClientWithList[*apisv1alpha1.APIResourceSchema, *apisv1alpha1.APIResourceSchemaList]("apiresourceschemas", c.apis, parameterCodec, "",
+		func() *apisv1alpha1.APIResourceSchema { return &apisv1alpha1.APIResourceSchema{} },
+		func() *apisv1alpha1.APIResourceSchemaList { return &apisv1alpha1.APIResourceSchemaList{} })
+}
+
+// APIExports returns the client of apis.kcp.io/v1alpha1 apiexports.
+func (c *Clientset) APIExports() APIExportInterface {
+	return gentype.NewClientWithList[*apisv1alpha1.APIExport, *apisv1alpha1.APIExportList]("apiexports", c.apis, parameterCodec, "",
+		func() *apisv1alpha1.APIExport { return &apisv1alpha1.APIExport{} },
+		func() *apisv1alpha1.APIExportList { return &apisv1alpha1.APIExportList{} })
+}
+
+// APIBindings returns the client of apis.kcp.io/v1alpha1 apibindings.
+func (c *Clientset) APIBindings() APIBindingInterface {
+	return gentype.NewClientWithList[*apisv1alpha1.APIBinding, *apisv1alpha1.APIBindingList]("apibindings", c.apis, parameterCodec, "",
+		func() *apisv1alpha1.APIBinding { return &apisv1alpha1.APIBinding{} },
+		func() *apisv1alpha1.APIBindingList { return &apisv1alpha1.APIBindingList{} })
+}
+
+// APIExportEndpointSlices returns the client of apis.kcp.io/v1alpha1
+// apiexportendpointslices.
+func (c *Clientset) APIExportEndpointSlices() APIExportEndpointSliceInterface {
+	return gentype.NewClientWithList[*apisv1alpha1.APIExportEndpointSlice, *apisv1alpha1.APIExportEndpointSliceList]("apiexportendpointslices", c.apis, parameterCodec, "",
+		func() *apisv1alpha1.APIExportEndpointSlice { return &apisv1alpha1.APIExportEndpointSlice{} },
+		func() *apisv1alpha1.APIExportEndpointSliceList { return &apisv1alpha1.APIExportEndpointSliceList{} })
 }

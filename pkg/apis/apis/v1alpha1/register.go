@@ -35,6 +35,12 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&APIResourceSchema{},
 		&APIResourceSchemaList{},
+		&APIExport{},
+		&APIExportList{},
+		&APIBinding{},
+		&APIBindingList{},
+		&APIExportEndpointSlice{},
+		&APIExportEndpointSliceList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

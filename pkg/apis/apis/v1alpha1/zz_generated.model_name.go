@@ -10,6 +10,71 @@ Copyright The Tessera Authors.
 package v1alpha1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIBinding) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIBinding"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIBindingList) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIBindingList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIBindingSpec) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIBindingSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIBindingStatus) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIBindingStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExport) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExport"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExportEndpoint) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExportEndpoint"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExportEndpointSlice) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExportEndpointSlice"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExportEndpointSliceList) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExportEndpointSliceList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExportEndpointSliceSpec) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExportEndpointSliceSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExportEndpointSliceStatus) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExportEndpointSliceStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExportList) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExportList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExportSpec) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExportSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in APIExportStatus) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.APIExportStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in APIResourceSchema) OpenAPIModelName() string {
 	return "io.kcp.apis.v1alpha1.APIResourceSchema"
 }
@@ -30,8 +95,68 @@ func (in APIResourceVersion) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AcceptablePermissionClaim) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.AcceptablePermissionClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in BindingReference) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.BindingReference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in BoundAPIResource) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.BoundAPIResource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in BoundAPIResourceSchema) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.BoundAPIResourceSchema"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CustomResourceConversion) OpenAPIModelName() string {
 	return "io.kcp.apis.v1alpha1.CustomResourceConversion"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ExportBindingReference) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.ExportBindingReference"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in GroupResource) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.GroupResource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Identity) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.Identity"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LocalAPIExportPolicy) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.LocalAPIExportPolicy"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MaximalPermissionPolicy) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.MaximalPermissionPolicy"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PermissionClaim) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.PermissionClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ResourceSelector) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.ResourceSelector"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualWorkspace) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.VirtualWorkspace"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -42,4 +167,9 @@ func (in WebhookClientConfig) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in WebhookConversion) OpenAPIModelName() string {
 	return "io.kcp.apis.v1alpha1.WebhookConversion"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in WorkspaceExportReference) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.WorkspaceExportReference"
 }

@@ -34,7 +34,9 @@ func (f *SharedInformerFactory) Shards() Informer[*corev1alpha1.Shard] {
 // apiresourceschemas.
 func (f *SharedInformerFactory) APIResourceSchemas() Informer[*apisv1alpha1.APIResourceSchema] {
 	return typedInformer(f, apisv1alpha1.SchemeGroupVersion.WithResource("apiresourceschemas"), apisv1alpha1.Resource("apiresourceschema"), &apisv1alpha1.APIResourceSchema{},
-		func() listWatcher[*apisv1alpha1.APIResourceSchemaList] { return f.kcp("apiresourceschemas").APIResourceSchemas() })
+		func() listWatcher[*apisv1alpha1.APIResourceSchemaList] {
+			return f.kcp("apiresourceschemas").APIResourceSchemas()
+		})
 }
 
 // APIExports returns the informer of apis.kcp.io/v1alpha1 apiexports.

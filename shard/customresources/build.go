@@ -190,6 +190,7 @@ func (h *Handler) buildVersion(logger klog.Logger, b *crdBuild, v *apiextensions
 			getter:         h.config.RESTOptionsGetter,
 			codec:          storageCodec(h.scheme, b.safeConverter, b.schemas, b.storageVersion, gv),
 			storageVersion: b.storageVersion,
+			prefix:         resourcePrefixOf(crd),
 		},
 		names.Categories,
 		table,

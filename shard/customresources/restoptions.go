@@ -3,6 +3,7 @@ package customresources
 import (
 	"fmt"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/value"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/shard/storage"
 )
 
@@ -24,6 +26,21 @@ import (
 // cluster; the storage decorator inserts the cluster after it.
 func ResourcePrefix(resource schema.GroupResource) string {
 	return storage.CustomResourcePrefix(resource)
+}
+
+// resourcePrefixOf is the key prefix of the objects of crd: the
+// custom-resource prefix, or for a CRD that serves a resource bound
+// through an APIExport (annotation apis.kcp.io/identity), the prefix of the
+// export's identity.
+func resourcePrefixOf(crd *apiextensionsv1.CustomResourceDefinition) string {
+	gr := schema.GroupResource{Group: crd.Spec.Group, Resource: crd.Status.AcceptedNames.Plural}
+	if gr.Resource == "" {
+		gr.Resource = crd.Spec.Names.Plural
+	}
+	if identity := crd.Annotations[apisv1alpha1.AnnotationAPIIdentityKey]; identity != "" {
+		return storage.BoundResourcePrefix(gr, identity)
+	}
+	return ResourcePrefix(gr)
 }
 
 // RESTOptionsGetter hands out the storage options of custom resources of
@@ -76,6 +93,8 @@ type versionRESTOptions struct {
 	codec  runtime.Codec
 	// storageVersion is what objects are encoded in.
 	storageVersion schema.GroupVersion
+	// prefix is the key prefix of the objects (resourcePrefixOf).
+	prefix string
 }
 
 var _ generic.RESTOptionsGetter = versionRESTOptions{}
@@ -92,7 +111,7 @@ func (o versionRESTOptions) GetRESTOptions(resource schema.GroupResource, exampl
 	cfg.Codec = o.codec
 	cfg.EncodeVersioner = o.storageVersion
 	opts.StorageConfig = &cfg
-	opts.ResourcePrefix = ResourcePrefix(resource)
+	opts.ResourcePrefix = o.prefix
 	decorator := opts.Decorator
 	if decorator == nil {
 		decorator = generic.UndecoratedStorage

@@ -258,7 +258,7 @@ func (s *Server) objectLimitPlugin() (namedPlugin, error) {
 					prefixes = append(prefixes, p)
 				}
 			}
-			return prefixes
+			return append(prefixes, s.boundPrefixes()...)
 		},
 	})
 	if err != nil {

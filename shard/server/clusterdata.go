@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/storage/value"
@@ -123,6 +124,25 @@ func (s *Server) contentRanges(ctx context.Context, cluster logicalcluster.Name)
 		if !seen[p] {
 			seen[p] = true
 			ranges = append(ranges, storage.ContentRange{Resource: gr, Prefix: p, Values: true})
+		}
+	}
+	// Resources bound through APIBindings, under their export's identity.
+	// A binding holds the deletion with its finalizer until its controller
+	// deleted these objects through the API; what is left goes here.
+	if s.apiBindings.Informer() != nil {
+		bindings, err := s.apiBindings.Lister().Cluster(cluster).List(labels.Everything())
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bindings {
+			for _, r := range b.Status.BoundResources {
+				gr := schema.GroupResource{Group: r.Group, Resource: r.Resource}
+				p := storage.ClusterPrefix(root, storage.BoundResourcePrefix(gr, r.Schema.IdentityHash), cluster)
+				if !seen[p] {
+					seen[p] = true
+					ranges = append(ranges, storage.ContentRange{Resource: gr, Prefix: p, Values: true})
+				}
+			}
 		}
 	}
 	stored := s.Storage.StoredResources()

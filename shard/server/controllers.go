@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,8 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/controllers/admissionpolicystatus"
+	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
+	"github.com/tessera-dev/tessera/shard/controllers/apiexport"
 	"github.com/tessera-dev/tessera/shard/controllers/clusterroleaggregation"
 	crdctrl "github.com/tessera-dev/tessera/shard/controllers/crd"
 	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
@@ -86,7 +89,45 @@ func (s *Server) newControllers() error {
 		return fmt.Errorf("validating admission policy status controller: %w", err)
 	}
 	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd, cra, tokens, vapStatus)
+	if err := s.newAPIControllers(kube); err != nil {
+		return err
+	}
 	return s.newWorkspaceControllers()
+}
+
+// newAPIControllers builds the controllers of APIs as a service: export
+// identities and bindings.
+func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
+	identities, err := apiexport.New(kube, s.kcpClients, s.Informers)
+	if err != nil {
+		return fmt.Errorf("APIExport identity controller: %w", err)
+	}
+	bindings, err := apibinding.New(apibinding.Config{
+		Factory:     s.Informers,
+		KCP:         s.kcpClients,
+		Dynamic:     s.dynamicClients,
+		ResolvePath: s.resolvePath,
+		PathOf: func(cluster logicalcluster.Name) string {
+			lc, err := s.logicalClusters.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
+			if err != nil {
+				return ""
+			}
+			return lc.GetAnnotations()[logicalcluster.PathAnnotationKey]
+		},
+		Builtin: func(group, resource string) bool {
+			if s.builtinNames == nil {
+				return false
+			}
+			resources, _ := s.builtinNames(group)
+			return slices.Contains(resources, resource)
+		},
+		DeleteStored: s.deleteBoundObjects,
+	})
+	if err != nil {
+		return fmt.Errorf("APIBinding controller: %w", err)
+	}
+	s.controllers = append(s.controllers, identities, bindings)
+	return nil
 }
 
 // newWorkspaceControllers builds the controllers of workspaces: scheduling

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -23,17 +24,45 @@ func crdNameIndex(obj any) ([]string, error) {
 	return []string{crd.Name}, nil
 }
 
-// crdFor returns the CRD serving group/resource in a logical cluster.
+// crdFor returns the CRD serving group/resource in a logical cluster: the
+// CRD of a resource bound through an APIBinding, or else the cluster's own
+// CRD (the binding controller and CRD admission keep the two apart).
 func (s *Server) crdFor(cluster logicalcluster.Name, group, resource string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if crd, err := s.boundCRDFor(cluster, group, resource); err == nil || !apierrors.IsNotFound(err) {
+		return crd, err
+	}
 	return s.crds.Lister().Cluster(cluster).Get(resource + "." + group)
 }
 
-// crdsOf lists the CRDs of a logical cluster.
+// crdsOf lists the CRDs of a logical cluster, its own and those of the
+// resources bound in it.
 func (s *Server) crdsOf(cluster logicalcluster.Name) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	if cluster == logicalcluster.Wildcard {
 		return s.wildcardCRDs()
 	}
-	return s.crds.Lister().Cluster(cluster).List(labels.Everything())
+	own, err := s.crds.Lister().Cluster(cluster).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	bound, err := s.boundCRDsOf(cluster)
+	if err != nil || len(bound) == 0 {
+		return own, err
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(own)+len(bound))
+	for _, crd := range own {
+		if _, ok := bound[crd.Name]; !ok {
+			out = append(out, crd)
+		}
+	}
+	names := make([]string, 0, len(bound))
+	for name := range bound {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		out = append(out, bound[name])
+	}
+	return out, nil
 }
 
 // wildcardCRDs returns the synthetic CRD of every CRD name of the shard

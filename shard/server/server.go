@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
@@ -27,6 +28,8 @@ import (
 	"github.com/tessera-dev/tessera/shard/admission/workspace"
 	authzbootstrap "github.com/tessera-dev/tessera/shard/authorization/bootstrap"
 	"github.com/tessera-dev/tessera/shard/controllers/crd/naming"
+	apibindingadmission "github.com/tessera-dev/tessera/shard/admission/apibinding"
+	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
 	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/discovery"
 	"github.com/tessera-dev/tessera/shard/etcd"
@@ -47,6 +50,11 @@ type Server struct {
 	Informers       *informers.SharedInformerFactory
 	logicalClusters informers.Informer[*unstructured.Unstructured]
 	crds            informers.Informer[*apiextensionsv1.CustomResourceDefinition]
+	// apiBindings and apiResourceSchemas serve bound resources (bindings.go).
+	apiBindings        informers.Informer[*apisv1alpha1.APIBinding]
+	apiResourceSchemas informers.Informer[*apisv1alpha1.APIResourceSchema]
+	apiExports         informers.Informer[*apisv1alpha1.APIExport]
+	boundCRDs          *boundCRDs
 	kcpClients      *clusters.KCPClusterClientset
 	dynamicClients  *clusters.DynamicClusterClient
 	customResources *customresources.Handler
@@ -118,6 +126,13 @@ func (s *Server) build(ctx context.Context) error {
 	if err := s.crds.Informer().AddIndexers(cache.Indexers{byCRDName: crdNameIndex}); err != nil {
 		return err
 	}
+	s.apiBindings = s.Informers.APIBindings()
+	if err := s.apiBindings.Informer().AddIndexers(cache.Indexers{apibinding.ByBoundResource: apibinding.BoundResourceIndex, apibinding.ByExport: apibinding.ExportIndex}); err != nil {
+		return err
+	}
+	s.apiResourceSchemas = s.Informers.APIResourceSchemas()
+	s.apiExports = s.Informers.APIExports()
+	s.boundCRDs = newBoundCRDs()
 	lifecycle, err := namespacelifecycle.NewForConfig(gc.LoopbackClientConfig, s.Informers)
 	if err != nil {
 		return err
@@ -131,6 +146,18 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	wsAdmission := workspace.New(workspace.NewConfig(s.logicalClusters, s.Informers.WorkspaceTypes(), s.resolvePath, c.authz.Policy()))
 	if err := wsAdmission.ValidateInitialization(); err != nil {
+		return err
+	}
+	bindAdmission := apibindingadmission.New(apibindingadmission.Config{
+		ResolvePath: s.resolvePath,
+		Authorizer:  c.authz.Policy(),
+		ExportExists: func(cluster logicalcluster.Name, name string) bool {
+			_, err := s.apiExports.Lister().Cluster(cluster).Get(name)
+			return err == nil
+		},
+		BoundBy: s.boundBy,
+	})
+	if err := bindAdmission.ValidateInitialization(); err != nil {
 		return err
 	}
 	hooks, err := s.webhookPlugins()
@@ -150,6 +177,7 @@ func (s *Server) build(ctx context.Context) error {
 		{crdconversion.PluginName, crdconversion.New()},
 		{rbacescalation.PluginName, escalation},
 		{workspace.PluginName, wsAdmission},
+		{apibindingadmission.PluginName, bindAdmission},
 	}, hooks...), namedPlugin{clusterannotation.PluginName, clusterannotation.New()}, quota, limit)...)
 	if err != nil {
 		return err
@@ -190,6 +218,12 @@ func (s *Server) build(ctx context.Context) error {
 		}
 	})
 	if _, err := s.crds.Informer().AddEventHandler(s.crdEvents()); err != nil {
+		return err
+	}
+	if _, err := s.apiBindings.Informer().AddEventHandler(s.bindingEvents()); err != nil {
+		return err
+	}
+	if _, err := s.apiResourceSchemas.Informer().AddEventHandler(s.schemaEvents()); err != nil {
 		return err
 	}
 

@@ -17,11 +17,23 @@ import (
 //	/registry/configmaps/<cluster>/<namespace>/<name>
 //	/registry/apiextensions.k8s.io/customresourcedefinitions/<cluster>/<plural>.<group>
 //	/registry/<group>/<plural>/customresources/<cluster>/<namespace>/<name>
+//	/registry/<group>/<plural>/<identityHash>/<cluster>/<namespace>/<name>
+//
+// The last are resources bound through an APIExport: they are stored under
+// the export's identity (64 hex digits), so exports of the same
+// group/resource with different identities never share objects.
 
 // CustomResourcePrefix is the prefix, below the storage prefix, of the
 // custom resources of resource in every logical cluster.
 func CustomResourcePrefix(resource schema.GroupResource) string {
 	return "/" + resource.Group + "/" + resource.Resource + "/customresources"
+}
+
+// BoundResourcePrefix is the prefix, below the storage prefix, of the
+// objects of resource bound through the APIExport with identity hash
+// identity, in every logical cluster.
+func BoundResourcePrefix(resource schema.GroupResource, identity string) string {
+	return "/" + resource.Group + "/" + resource.Resource + "/" + identity
 }
 
 // ClusterPrefix is the etcd key prefix of the objects of one logical

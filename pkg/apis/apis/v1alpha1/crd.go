@@ -66,3 +66,66 @@ func SchemaFromCRD(crd *apiextensionsv1.CustomResourceDefinition, prefix string)
 	}
 	return s, nil
 }
+
+// CRDFromSchema returns the CustomResourceDefinition named
+// <plural>.<group> that defines what s defines, defaulted as the API server
+// defaults CRDs, with status.acceptedNames set to its names and
+// status.storedVersions to its storage version. group replaces the
+// schema's group (validation uses a placeholder for groups a CRD may not
+// have); pass s.Spec.Group to keep it. It fails if a version's schema is
+// not an OpenAPI v3 schema, naming the version.
+func CRDFromSchema(s *APIResourceSchema, group string) (*apiextensionsv1.CustomResourceDefinition, error) {
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: s.Spec.Names,
+			Scope: s.Spec.Scope,
+		},
+	}
+	crd.Name = s.Spec.Names.Plural + "." + group
+	if c := s.Spec.Conversion; c != nil {
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.ConversionStrategyType(c.Strategy)}
+	}
+	for i, v := range s.Spec.Versions {
+		cv := apiextensionsv1.CustomResourceDefinitionVersion{
+			Name:                     v.Name,
+			Served:                   v.Served,
+			Storage:                  v.Storage,
+			Deprecated:               v.Deprecated,
+			DeprecationWarning:       v.DeprecationWarning,
+			AdditionalPrinterColumns: v.AdditionalPrinterColumns,
+			SelectableFields:         v.SelectableFields,
+		}
+		if v.Subresources.Status != nil || v.Subresources.Scale != nil {
+			sub := v.Subresources
+			cv.Subresources = &sub
+		}
+		schema, err := s.Spec.Versions[i].GetSchema()
+		if err != nil {
+			return nil, &VersionSchemaError{Index: i, Version: v.Name, Err: err}
+		}
+		if schema != nil {
+			cv.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: schema}
+		}
+		crd.Spec.Versions = append(crd.Spec.Versions, cv)
+		if v.Storage {
+			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
+		}
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
+	crd.Status.AcceptedNames = crd.Spec.Names
+	return crd, nil
+}
+
+// VersionSchemaError is a version whose schema is not an OpenAPI v3 schema.
+type VersionSchemaError struct {
+	Index   int
+	Version string
+	Err     error
+}
+
+func (e *VersionSchemaError) Error() string {
+	return fmt.Sprintf("the schema of version %s is not an OpenAPI v3 schema: %v", e.Version, e.Err)
+}
+
+func (e *VersionSchemaError) Unwrap() error { return e.Err }

@@ -12,6 +12,7 @@ package apiresourceschemas
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -160,48 +161,15 @@ func schemaPath(path string) string {
 // API server defaults CRDs, or the errors of versions whose schema is not
 // an OpenAPI v3 schema.
 func asCRD(s *apisv1alpha1.APIResourceSchema, group string) (*apiextensionsinternal.CustomResourceDefinition, field.ErrorList) {
-	var errs field.ErrorList
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group,
-			Names: s.Spec.Names,
-			Scope: s.Spec.Scope,
-		},
+	crd, err := apisv1alpha1.CRDFromSchema(s, group)
+	if err != nil {
+		var vErr *apisv1alpha1.VersionSchemaError
+		if errors.As(err, &vErr) {
+			return nil, field.ErrorList{field.Invalid(field.NewPath("spec", "versions").Index(vErr.Index).Child("schema"), string(s.Spec.Versions[vErr.Index].Schema.Raw), "not an OpenAPI v3 schema: "+vErr.Err.Error())}
+		}
+		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
-	crd.Name = s.Spec.Names.Plural + "." + group
 	crd.Annotations = s.Annotations
-	for i, v := range s.Spec.Versions {
-		cv := apiextensionsv1.CustomResourceDefinitionVersion{
-			Name:                     v.Name,
-			Served:                   v.Served,
-			Storage:                  v.Storage,
-			Deprecated:               v.Deprecated,
-			DeprecationWarning:       v.DeprecationWarning,
-			AdditionalPrinterColumns: v.AdditionalPrinterColumns,
-			SelectableFields:         v.SelectableFields,
-		}
-		if v.Subresources.Status != nil || v.Subresources.Scale != nil {
-			sub := v.Subresources
-			cv.Subresources = &sub
-		}
-		schema, err := v.GetSchema()
-		if err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "versions").Index(i).Child("schema"), string(v.Schema.Raw), "not an OpenAPI v3 schema: "+err.Error()))
-			continue
-		}
-		if schema != nil {
-			cv.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: schema}
-		}
-		crd.Spec.Versions = append(crd.Spec.Versions, cv)
-		if v.Storage {
-			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	crd.Status.AcceptedNames = crd.Spec.Names
-	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
 	out := &apiextensionsinternal.CustomResourceDefinition{}
 	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, out, nil); err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}

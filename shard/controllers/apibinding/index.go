@@ -1,0 +1,61 @@
+package apibinding
+
+import (
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// ByBoundResource indexes APIBindings by BoundResourceKey of each resource
+// in their status.boundResources. The shard adds it to its APIBinding
+// informer; the controller and the serving of bound resources read it.
+const ByBoundResource = "apis.kcp.io/bound-resource"
+
+// BoundResourceKey is "<cluster>|<resource>.<group>".
+func BoundResourceKey(cluster logicalcluster.Name, group, resource string) string {
+	return string(cluster) + "|" + resource + "." + group
+}
+
+// BoundResourceIndex is the index function of ByBoundResource.
+func BoundResourceIndex(obj any) ([]string, error) {
+	b, ok := obj.(*apisv1alpha1.APIBinding)
+	if !ok {
+		return nil, nil
+	}
+	cluster := logicalcluster.From(b)
+	keys := make([]string, 0, len(b.Status.BoundResources))
+	for _, r := range b.Status.BoundResources {
+		keys = append(keys, BoundResourceKey(cluster, r.Group, r.Resource))
+	}
+	return keys, nil
+}
+
+// ByExport indexes APIBindings by "<export cluster>|<export name>" once
+// they have resolved their export, and by "ref:<path>|<export name>" as
+// their reference names it (the path is the binding's own cluster when the
+// reference has none), so that a change of an export reconciles the
+// bindings that use it or wait for it.
+const ByExport = "apis.kcp.io/export"
+
+// ExportKey is "<cluster>|<name>".
+func ExportKey(cluster logicalcluster.Name, name string) string { return string(cluster) + "|" + name }
+
+// ExportIndex is the index function of ByExport.
+func ExportIndex(obj any) ([]string, error) {
+	b, ok := obj.(*apisv1alpha1.APIBinding)
+	if !ok || b.Spec.Reference.Export == nil {
+		return nil, nil
+	}
+	ref := b.Spec.Reference.Export
+	path := ref.Path
+	if path == "" {
+		path = logicalcluster.From(b).String()
+	}
+	keys := []string{RefKey(path, ref.Name)}
+	if b.Status.APIExportClusterName != "" {
+		keys = append(keys, ExportKey(logicalcluster.Name(b.Status.APIExportClusterName), ref.Name))
+	}
+	return keys, nil
+}
+
+// RefKey is "ref:<path>|<name>".
+func RefKey(path, name string) string { return "ref:" + path + "|" + name }

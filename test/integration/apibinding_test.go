@@ -1,0 +1,394 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/test/integration/framework"
+)
+
+// cowboysSchema is the schema `kubectl kcp crd snapshot --prefix
+// v220920-6039d110` makes of cowboysCRD.
+const cowboysSchema = `apiVersion: apis.kcp.io/v1alpha1
+kind: APIResourceSchema
+metadata:
+  name: v220920-6039d110.cowboys.wildwest.dev
+spec:
+  group: wildwest.dev
+  names:
+    kind: Cowboy
+    listKind: CowboyList
+    plural: cowboys
+    singular: cowboy
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      type: object
+      properties:
+        spec:
+          type: object
+          properties:
+            intent:
+              type: string
+        status:
+          type: object
+          properties:
+            result:
+              type: string
+    subresources:
+      status: {}
+`
+
+const cowboysExport = `apiVersion: apis.kcp.io/v1alpha1
+kind: APIExport
+metadata:
+  name: wildwest.dev
+spec:
+  latestResourceSchemas:
+  - v220920-6039d110.cowboys.wildwest.dev
+`
+
+// seedBinding is the seed quickstart's APIBinding, verbatim: the older
+// reference form.
+const seedBinding = `apiVersion: apis.kcp.io/v1alpha1
+kind: APIBinding
+metadata:
+  name: cowboys
+spec:
+  reference:
+    workspace:
+      path: root:wildwest:cowboys-service
+      exportName: wildwest.dev
+`
+
+const cowboyOne = `apiVersion: wildwest.dev/v1alpha1
+kind: Cowboy
+metadata:
+  name: one
+spec:
+  intent: one
+`
+
+var cowboysGVR = schema.GroupVersionResource{Group: "wildwest.dev", Version: "v1alpha1", Resource: "cowboys"}
+
+// yamlFile writes content to a file of a test directory.
+func yamlFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// publishCowboys makes cluster a provider of the cowboys export and
+// returns its identity hash.
+func publishCowboys(t *testing.T, s *framework.Shard, cluster logicalcluster.Name) string {
+	t.Helper()
+	s.MustKubectl(t, cluster, "apply", "-f", yamlFile(t, "schema.yaml", cowboysSchema))
+	out := s.MustKubectl(t, cluster, "apply", "-f", yamlFile(t, "export.yaml", cowboysExport))
+	if !strings.Contains(out, "apiexport.apis.kcp.io/wildwest.dev created") {
+		t.Errorf("kubectl apply of the export: %s", out)
+	}
+	var hash string
+	eventually(t, 30*time.Second, "the export's identity", func(ctx context.Context) (bool, error) {
+		e, err := kcpClient(t, s, cluster).APIExports().Get(ctx, "wildwest.dev", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		hash = e.Status.IdentityHash
+		return hash != "", nil
+	})
+	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(hash) {
+		t.Fatalf("status.identityHash %q is not a hex SHA-256", hash)
+	}
+	return hash
+}
+
+// waitBound waits until a binding is Bound and returns it.
+func waitBound(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, name string) *apisv1alpha1.APIBinding {
+	t.Helper()
+	var b *apisv1alpha1.APIBinding
+	eventually(t, 30*time.Second, "APIBinding "+name+" to be Bound", func(ctx context.Context) (bool, error) {
+		var err error
+		b, err = kcpClient(t, s, cluster).APIBindings().Get(ctx, name, metav1.GetOptions{})
+		return err == nil && b.Status.Phase == apisv1alpha1.APIBindingPhaseBound, err
+	})
+	return b
+}
+
+// TestAPIBindingQuickstart plays the seed's "publish" and "consume"
+// transcript with the real kubectl: the provider's export gets an
+// identity, the seed's binding YAML (older reference form) binds it, the
+// resource shows in discovery and kubectl explain, a Cowboy is created,
+// and it is stored under the export's identity.
+func TestAPIBindingQuickstart(t *testing.T) {
+	s := framework.StartShard(t)
+	createWorkspace(t, s, logicalcluster.Root, "wildwest", nil)
+	provider := createWorkspace(t, s, "root:wildwest", "cowboys-service", nil)
+	consumer := createWorkspace(t, s, logicalcluster.Root, "consumer", nil)
+	providerPath := logicalcluster.Name("root:wildwest:cowboys-service")
+	consumerPath := logicalcluster.Name("root:consumer")
+
+	hash := publishCowboys(t, s, providerPath)
+	out := s.MustKubectl(t, providerPath, "get", "apiexport", "wildwest.dev", "-o", "yaml")
+	if !strings.Contains(out, "identityHash: "+hash) || !strings.Contains(out, "name: wildwest.dev") {
+		t.Errorf("kubectl get apiexport -o yaml:\n%s", out)
+	}
+	out = s.MustKubectl(t, providerPath, "get", "secret", "-n", "kcp-system", "wildwest.dev", "-o", "jsonpath={.data.key}")
+	if out == "" {
+		t.Errorf("the generated identity secret kcp-system/wildwest.dev has no key")
+	}
+
+	out = s.MustKubectl(t, consumerPath, "apply", "-f", yamlFile(t, "binding.yaml", seedBinding))
+	if !strings.Contains(out, "apibinding.apis.kcp.io/cowboys created") {
+		t.Errorf("kubectl apply of the seed's binding: %s", out)
+	}
+	b := waitBound(t, s, consumerPath, "cowboys")
+	if ref := b.Spec.Reference; ref.Workspace != nil || ref.Export == nil || ref.Export.Path != "root:wildwest:cowboys-service" || ref.Export.Name != "wildwest.dev" {
+		t.Errorf("the older reference form was not converted: %+v", ref)
+	}
+	if b.Status.APIExportClusterName != provider.Spec.Cluster {
+		t.Errorf("status.apiExportClusterName = %q, want the provider's cluster %q", b.Status.APIExportClusterName, provider.Spec.Cluster)
+	}
+	if len(b.Status.BoundResources) != 1 || b.Status.BoundResources[0].Resource != "cowboys" ||
+		b.Status.BoundResources[0].Schema.IdentityHash != hash || b.Status.BoundResources[0].Schema.Name != "v220920-6039d110.cowboys.wildwest.dev" {
+		t.Errorf("status.boundResources: %+v", b.Status.BoundResources)
+	}
+
+	out = s.MustKubectl(t, consumerPath, "api-resources")
+	if !regexp.MustCompile(`(?m)^cowboys\s+wildwest.dev/v1alpha1\s+true\s+Cowboy$`).MatchString(out) {
+		t.Errorf("kubectl api-resources has no cowboys line:\n%s", out)
+	}
+	out = s.MustKubectl(t, consumerPath, "explain", "cowboys.spec")
+	if !strings.Contains(out, "intent") {
+		t.Errorf("kubectl explain cowboys.spec:\n%s", out)
+	}
+	out = s.MustKubectl(t, consumerPath, "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+	if !strings.Contains(out, "cowboy.wildwest.dev/one created") {
+		t.Errorf("kubectl apply of a Cowboy: %s", out)
+	}
+	out = s.MustKubectl(t, consumerPath, "get", "cowboys", "one", "-o", "jsonpath={.spec.intent}")
+	if out != "one" {
+		t.Errorf("the Cowboy's spec.intent: %q", out)
+	}
+	// Validation by the schema.
+	if out, err := s.Kubectl(consumerPath, "patch", "cowboy", "one", "--type=merge", "-p", `{"spec":{"intent":5}}`); err == nil || !strings.Contains(out, "spec.intent") {
+		t.Errorf("a Cowboy with a numeric intent was accepted: %v\n%s", err, out)
+	}
+
+	// The object is stored under the export's identity.
+	etcd := shardEtcd(t, s)
+	key := "/registry/wildwest.dev/cowboys/" + hash + "/" + consumer.Spec.Cluster + "/default/one"
+	resp, err := etcd.Get(t.Context(), key, clientv3.WithKeysOnly())
+	if err != nil || len(resp.Kvs) != 1 {
+		keys, _ := clusterKeys(t.Context(), etcd, logicalcluster.Name(consumer.Spec.Cluster))
+		t.Errorf("the Cowboy is not stored at %s: %v; the consumer's keys: %v", key, err, keys)
+	}
+	// The provider itself does not serve the resource.
+	if out, err := s.Kubectl(providerPath, "get", "cowboys"); err == nil {
+		t.Errorf("the provider serves cowboys without a binding:\n%s", out)
+	}
+}
+
+// TestAPIBindingIdentities: two providers export the same group/resource;
+// each consumer sees only the objects of its own binding, stored under
+// its export's identity.
+func TestAPIBindingIdentities(t *testing.T) {
+	s := framework.StartShard(t)
+	for _, c := range []logicalcluster.Name{"provider-a", "provider-b", "consumer-a", "consumer-b"} {
+		createCluster(t, s, c)
+	}
+	hashA := publishCowboys(t, s, "provider-a")
+	hashB := publishCowboys(t, s, "provider-b")
+	if hashA == hashB {
+		t.Fatalf("two exports have the same identity %s", hashA)
+	}
+	for consumer, provider := range map[logicalcluster.Name]string{"consumer-a": "provider-a", "consumer-b": "provider-b"} {
+		createBinding(t, s, consumer, "cowboys", provider, "wildwest.dev")
+		waitBound(t, s, consumer, "cowboys")
+	}
+	dynA, dynB := dynamicClient(t, s, "consumer-a"), dynamicClient(t, s, "consumer-b")
+	for _, c := range []struct {
+		client dynamic.Interface
+		name   string
+	}{{dynA, "only-a"}, {dynB, "only-b"}} {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "wildwest.dev/v1alpha1", "kind": "Cowboy",
+			"metadata": map[string]any{"name": c.name}, "spec": map[string]any{"intent": c.name},
+		}}
+		if _, err := c.client.Resource(cowboysGVR).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		client dynamic.Interface
+		want   string
+	}{{dynA, "only-a"}, {dynB, "only-b"}} {
+		list, err := c.client.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) != 1 || list.Items[0].GetName() != c.want {
+			t.Errorf("listing cowboys: %v, want only %s", names(list.Items), c.want)
+		}
+	}
+	etcd := shardEtcd(t, s)
+	for hash, want := range map[string]string{hashA: "only-a", hashB: "only-b"} {
+		resp, err := etcd.Get(t.Context(), "/registry/wildwest.dev/cowboys/"+hash+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Kvs) != 1 || !strings.HasSuffix(string(resp.Kvs[0].Key), "/default/"+want) {
+			t.Errorf("keys under identity %s: %v, want only %s", hash, resp.Kvs, want)
+		}
+	}
+}
+
+// TestAPIBindingPermissionAndConflicts: binding needs verb bind on the
+// export; a binding that clashes with a CRD or another binding reports
+// the conflict; deleting a binding deletes its objects and stops serving.
+func TestAPIBindingPermissionAndConflicts(t *testing.T) {
+	s := framework.StartShard(t, withTokens(t, "alice-token,alice,alice-uid"))
+	for _, c := range []logicalcluster.Name{"provider", "other-provider", "consumer", "crd-consumer"} {
+		createCluster(t, s, c)
+	}
+	publishCowboys(t, s, "provider")
+	publishCowboys(t, s, "other-provider")
+
+	// alice administers the consumer but may not bind the export.
+	bindClusterRole(t, s, "consumer", "", "alice-admin", "cluster-admin", authzUser("alice"))
+	aliceBinding := `apiVersion: apis.kcp.io/v1alpha1
+kind: APIBinding
+metadata:
+  name: cowboys
+spec:
+  reference:
+    export:
+      path: provider
+      name: wildwest.dev
+`
+	file := yamlFile(t, "alice.yaml", aliceBinding)
+	out, err := kubectlAs(t, s, "consumer", "alice-token", "create", "-f", file)
+	if err == nil || !strings.Contains(out, "no permission to bind to export provider:wildwest.dev") {
+		t.Fatalf("alice bound without the bind verb: %v\n%s", err, out)
+	}
+	// The same refusal for an export that does not exist.
+	missing := strings.Replace(aliceBinding, "name: wildwest.dev", "name: nothing.dev", 1)
+	out, err = kubectlAs(t, s, "consumer", "alice-token", "create", "-f", yamlFile(t, "missing.yaml", missing))
+	if err == nil || !strings.Contains(out, "no permission to bind to export provider:nothing.dev") {
+		t.Errorf("binding a missing export: %v\n%s", err, out)
+	}
+	// The provider lets alice bind.
+	binder := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "bind-wildwest"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"apis.kcp.io"}, Resources: []string{"apiexports"}, ResourceNames: []string{"wildwest.dev"}, Verbs: []string{"bind"}}},
+	}
+	if _, err := kube(t, s, "provider").RbacV1().ClusterRoles().Create(t.Context(), binder, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bindClusterRole(t, s, "provider", "", "alice-binds", "bind-wildwest", authzUser("alice"))
+	eventuallyAllowed(t, "alice binds", func(ctx context.Context) error {
+		_, err := kubectlAs(t, s, "consumer", "alice-token", "create", "-f", file)
+		return err
+	})
+	waitBound(t, s, "consumer", "cowboys")
+
+	// A CRD of a bound resource is refused.
+	out, err = s.Kubectl("consumer", "apply", "-f", yamlFile(t, "crd.yaml", cowboysCRD))
+	if err == nil || !strings.Contains(out, "cowboys.wildwest.dev is already served by APIBinding cowboys") {
+		t.Errorf("a CRD of a bound resource: %v\n%s", err, out)
+	}
+
+	// A second binding of the same resource through another export.
+	createBinding(t, s, "consumer", "other-cowboys", "other-provider", "wildwest.dev")
+	eventually(t, 30*time.Second, "the second binding to report the conflict", func(ctx context.Context) (bool, error) {
+		b, err := kcpClient(t, s, "consumer").APIBindings().Get(ctx, "other-cowboys", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := conditionsv1alpha1.Get(b, apisv1alpha1.BindingUpToDate)
+		return b.Status.Phase == apisv1alpha1.APIBindingPhaseBinding && c != nil && c.Reason == apisv1alpha1.NamingConflictsReason &&
+			strings.Contains(c.Message, "conflicts with APIBinding cowboys"), nil
+	})
+
+	// A CRD of the same name in another consumer.
+	s.MustKubectl(t, "crd-consumer", "apply", "-f", yamlFile(t, "crd.yaml", cowboysCRD))
+	createBinding(t, s, "crd-consumer", "cowboys", "provider", "wildwest.dev")
+	eventually(t, 30*time.Second, "the binding to report the CRD conflict", func(ctx context.Context) (bool, error) {
+		b, err := kcpClient(t, s, "crd-consumer").APIBindings().Get(ctx, "cowboys", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := conditionsv1alpha1.Get(b, apisv1alpha1.BindingUpToDate)
+		return c != nil && c.Reason == apisv1alpha1.NamingConflictsReason && strings.Contains(c.Message, "CustomResourceDefinition cowboys.wildwest.dev"), nil
+	})
+
+	// Deleting the binding deletes its objects, then the resource is gone.
+	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+	s.MustKubectl(t, "consumer", "delete", "apibinding", "cowboys", "--wait=true", "--timeout=60s")
+	eventually(t, 30*time.Second, "cowboys to stop being served", func(ctx context.Context) (bool, error) {
+		_, err := dynamicClient(t, s, "consumer").Resource(cowboysGVR).List(ctx, metav1.ListOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	keys, err := clusterKeys(t.Context(), shardEtcd(t, s), "consumer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if strings.Contains(k, "/cowboys/") {
+			t.Errorf("a Cowboy outlived its binding: %s", k)
+		}
+	}
+	// The other binding may bind now.
+	waitBound(t, s, "consumer", "other-cowboys")
+}
+
+// createBinding creates an APIBinding as the shard admin.
+func createBinding(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, name, path, export string) {
+	t.Helper()
+	b := &apisv1alpha1.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{Export: &apisv1alpha1.ExportBindingReference{Path: path, Name: export}}},
+	}
+	if _, err := kcpClient(t, s, cluster).APIBindings().Create(t.Context(), b, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating APIBinding %s in %s: %v", name, cluster, err)
+	}
+}
+
+func dynamicClient(t *testing.T, s *framework.Shard, cluster logicalcluster.Name) dynamic.Interface {
+	t.Helper()
+	c, err := dynamic.NewForConfig(s.Config(cluster))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func names(items []unstructured.Unstructured) []string {
+	out := make([]string, 0, len(items))
+	for _, o := range items {
+		out = append(out, o.GetName())
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 // Command kubectl-kcp is the kubectl kcp plugin: with it on PATH, "kubectl
-// kcp crd snapshot" turns CRDs into APIResourceSchemas and "kubectl kcp ws"
-// is kubectl ws.
+// kcp crd snapshot" turns CRDs into APIResourceSchemas, "kubectl kcp bind
+// apiexport" binds an APIExport into the current workspace and "kubectl kcp
+// ws" is kubectl ws.
 package main
 
 import (

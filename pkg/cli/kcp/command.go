@@ -1,10 +1,11 @@
 // Package kcp is Tessera's kubectl kcp plugin: the kcp plugin commands kcp
-// users run, on Tessera (ws, crd snapshot).
+// users run, on Tessera (ws, crd snapshot, bind apiexport).
 package kcp
 
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/tessera-dev/tessera/pkg/cli/bind"
 	"github.com/tessera-dev/tessera/pkg/cli/crd"
 	"github.com/tessera-dev/tessera/pkg/cli/workspace"
 )
@@ -22,6 +23,6 @@ func NewCommand(streams workspace.IOStreams) *cobra.Command {
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
-	cmd.AddCommand(crd.NewCommand(), workspace.NewCommand(streams))
+	cmd.AddCommand(bind.NewCommand(), crd.NewCommand(), workspace.NewCommand(streams))
 	return cmd
 }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
 // The names of the contexts and clusters the plugin writes into the
@@ -116,6 +118,14 @@ func (f *kubeconfigFlags) load() (*kubeconfig, error) {
 		rest:    restConfig,
 		server:  server,
 	}, nil
+}
+
+// restConfig returns the client configuration of the starting context
+// with the URL of the logical cluster at p.
+func (k *kubeconfig) restConfig(p logicalcluster.Path) *rest.Config {
+	cfg := rest.CopyConfig(k.rest)
+	cfg.Host = workspaceURL(k.server.base, p)
+	return cfg
 }
 
 // switchTo points the current workspace context at server and keeps the

@@ -43,9 +43,7 @@ func (s *session) currentPath() (logicalcluster.Path, error) {
 
 // restConfig returns the client configuration of the logical cluster at p.
 func (s *session) restConfig(p logicalcluster.Path) *rest.Config {
-	cfg := rest.CopyConfig(s.kc.rest)
-	cfg.Host = workspaceURL(s.kc.server.base, p)
-	return cfg
+	return s.kc.restConfig(p)
 }
 
 // client returns the kcp client of the logical cluster at p.

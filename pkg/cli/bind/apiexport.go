@@ -1,0 +1,302 @@
+package bind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/cli/workspace"
+	"github.com/tessera-dev/tessera/pkg/client/kcp"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+)
+
+// apiExportOptions are the options of "kubectl kcp bind apiexport".
+type apiExportOptions struct {
+	client workspace.ClientFlags
+	// name of the APIBinding; empty means the name of the APIExport.
+	name string
+	// timeout is how long to wait for the binding to be bound.
+	timeout time.Duration
+	// interval is how often the binding is read while waiting.
+	interval time.Duration
+	// accept and reject are the --accept-permission-claim and
+	// --reject-permission-claim values, <resource>.<group>.
+	accept, reject       []string
+	acceptAll, rejectAll bool
+}
+
+// exportRef is the APIExport argument, parsed.
+type exportRef struct {
+	// path is the path of the APIExport's workspace; empty means the
+	// current workspace.
+	path logicalcluster.Path
+	name string
+}
+
+const refFormat = "the format is [<workspace-path>:]<apiexport-name>, e.g. root:my-service:my-export"
+
+// parseExportRef splits the argument at the last ':' into the path of the
+// APIExport's workspace and its name. A name alone is an APIExport of the
+// current workspace. The name is left for the server to check.
+func parseExportRef(s string) (exportRef, error) {
+	if s == "" {
+		return exportRef{}, errors.New("the APIExport to bind is required as an argument; " + refFormat)
+	}
+	i := strings.LastIndex(s, logicalcluster.Separator)
+	if i < 0 {
+		return exportRef{name: s}, nil
+	}
+	path, name := s[:i], s[i+1:]
+	if !logicalcluster.IsValidPath(path) {
+		return exportRef{}, fmt.Errorf("invalid APIExport reference %q: %q is not a workspace path; %s", s, path, refFormat)
+	}
+	if name == "" {
+		return exportRef{}, fmt.Errorf("invalid APIExport reference %q: the APIExport name after the last ':' is missing; %s", s, refFormat)
+	}
+	return exportRef{path: logicalcluster.NewPath(path), name: name}, nil
+}
+
+// parseClaim parses a permission claim flag value, <resource>.<group>,
+// where the group "core" stands for the core group ("").
+func parseClaim(s string) (apisv1alpha1.GroupResource, error) {
+	resource, group, ok := strings.Cut(s, ".")
+	if !ok || resource == "" {
+		return apisv1alpha1.GroupResource{}, fmt.Errorf("invalid permission claim %q: the format is <resource>.<group>, with core for the core group (e.g. configmaps.core)", s)
+	}
+	if group == "core" {
+		group = ""
+	}
+	return apisv1alpha1.GroupResource{Group: group, Resource: resource}, nil
+}
+
+// flagClaims returns the permission claims of the --accept-permission-claim
+// and --reject-permission-claim flags, accepted ones first, each claim once.
+// A claim both accepted and rejected is an error.
+func flagClaims(accept, reject []string) ([]apisv1alpha1.AcceptablePermissionClaim, error) {
+	var (
+		claims []apisv1alpha1.AcceptablePermissionClaim
+		errs   []error
+		seen   = map[apisv1alpha1.GroupResource]apisv1alpha1.AcceptablePermissionClaimState{}
+	)
+	add := func(values []string, state apisv1alpha1.AcceptablePermissionClaimState) {
+		for _, v := range values {
+			gr, err := parseClaim(v)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if prev, ok := seen[gr]; ok {
+				if prev != state {
+					errs = append(errs, fmt.Errorf("permission claim %q is both accepted and rejected", v))
+				}
+				continue
+			}
+			seen[gr] = state
+			claims = append(claims, apisv1alpha1.AcceptablePermissionClaim{
+				PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: gr, All: true},
+				State:           state,
+			})
+		}
+	}
+	add(accept, apisv1alpha1.ClaimAccepted)
+	add(reject, apisv1alpha1.ClaimRejected)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// validateAll checks that --accept-all-permission-claims and
+// --reject-all-permission-claims are used alone.
+func (o *apiExportOptions) validateAll() error {
+	switch {
+	case o.acceptAll && o.rejectAll:
+		return errors.New("--accept-all-permission-claims and --reject-all-permission-claims cannot be used together")
+	case (o.acceptAll || o.rejectAll) && (len(o.accept) > 0 || len(o.reject) > 0):
+		return errors.New("--accept-all-permission-claims and --reject-all-permission-claims cannot be used with --accept-permission-claim or --reject-permission-claim")
+	}
+	return nil
+}
+
+// run creates the APIBinding in the current workspace and waits until it
+// is bound.
+func (o *apiExportOptions) run(ctx context.Context, out io.Writer, arg string) error {
+	ref, err := parseExportRef(arg)
+	if err != nil {
+		return err
+	}
+	if err := o.validateAll(); err != nil {
+		return err
+	}
+	claims, err := flagClaims(o.accept, o.reject)
+	if err != nil {
+		return err
+	}
+
+	conn, err := o.client.Connect()
+	if err != nil {
+		return err
+	}
+	current := conn.Current()
+	if o.acceptAll || o.rejectAll {
+		if claims, err = o.exportClaims(ctx, conn, ref); err != nil {
+			return err
+		}
+	}
+
+	name := o.name
+	if name == "" {
+		name = ref.name
+	}
+	binding := &apisv1alpha1.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: apisv1alpha1.APIBindingSpec{
+			Reference: apisv1alpha1.BindingReference{
+				Export: &apisv1alpha1.ExportBindingReference{Path: ref.path.String(), Name: ref.name},
+			},
+			PermissionClaims: claims,
+		},
+	}
+	cfg := conn.Config(current)
+	// The wait paces its reads itself; client-go's rate limiter would only
+	// fail a read that it cannot let through before the deadline.
+	cfg.QPS = -1
+	c, err := kcp.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating client for %q: %w", current.String(), err)
+	}
+	created, err := c.APIBindings().Create(ctx, binding, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("failed to create APIBinding in %q: %w", current.String(), err)
+	}
+	if _, err := fmt.Fprintf(out, "apibinding %s created. Waiting to successfully bind ...\n", created.Name); err != nil {
+		return err
+	}
+
+	get := func(ctx context.Context) (*apisv1alpha1.APIBinding, error) {
+		return c.APIBindings().Get(ctx, created.Name, metav1.GetOptions{})
+	}
+	if err := waitForBound(ctx, o.timeout, o.interval, created, get); err != nil {
+		return fmt.Errorf("could not bind %s: %w", created.Name, err)
+	}
+	_, err = fmt.Fprintf(out, "%s created and bound.\n", created.Name)
+	return err
+}
+
+// exportClaims reads the APIExport and answers all its permission claims
+// as --accept-all-permission-claims or --reject-all-permission-claims say.
+// The claims are copied whole, identity hash and selector included, so
+// that they are the claims the APIExport makes.
+func (o *apiExportOptions) exportClaims(ctx context.Context, conn *workspace.Connection, ref exportRef) ([]apisv1alpha1.AcceptablePermissionClaim, error) {
+	path := ref.path
+	if path.Empty() {
+		path = conn.Current()
+	}
+	c, err := kcp.NewForConfig(conn.Config(path))
+	if err != nil {
+		return nil, fmt.Errorf("creating client for %q: %w", path.String(), err)
+	}
+	export, err := c.APIExports().Get(ctx, ref.name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("failed to get APIExport %q in %q: %w", ref.name, path.String(), err)
+	}
+	state := apisv1alpha1.ClaimAccepted
+	if o.rejectAll {
+		state = apisv1alpha1.ClaimRejected
+	}
+	claims := make([]apisv1alpha1.AcceptablePermissionClaim, 0, len(export.Spec.PermissionClaims))
+	for _, pc := range export.Spec.PermissionClaims {
+		claims = append(claims, apisv1alpha1.AcceptablePermissionClaim{PermissionClaim: *pc.DeepCopy(), State: state})
+	}
+	return claims, nil
+}
+
+// isBound tells whether a binding is bound, by its phase, as kcp's plugin
+// does.
+func isBound(b *apisv1alpha1.APIBinding) bool {
+	return b.Status.Phase == apisv1alpha1.APIBindingPhaseBound
+}
+
+// isRetryable tells whether an error is a transient condition of the server
+// that a later read may not see.
+func isRetryable(err error) bool {
+	return apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
+}
+
+// waitForBound reads the binding with get every interval, starting from b,
+// until it is bound, a read fails with a non-retryable error, or timeout
+// passes. The timeout error tells the binding's last phase and conditions.
+func waitForBound(ctx context.Context, timeout, interval time.Duration, b *apisv1alpha1.APIBinding, get func(context.Context) (*apisv1alpha1.APIBinding, error)) error {
+	if isBound(b) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+
+	var lastErr error
+	for {
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return ctx.Err()
+			}
+			msg := fmt.Sprintf("not bound within %s: %s", timeout, describeStatus(b))
+			if lastErr != nil {
+				msg += "; last error: " + lastErr.Error()
+			}
+			return errors.New(msg)
+		case <-tick.C:
+		}
+		next, err := get(ctx)
+		switch {
+		case err == nil:
+			b, lastErr = next, nil
+			if isBound(b) {
+				return nil
+			}
+		case ctx.Err() != nil:
+			// The read was cut by the deadline; report the timeout above.
+		case isRetryable(err):
+			lastErr = err
+		default:
+			return err
+		}
+	}
+}
+
+// describeStatus tells the phase and the conditions of a binding, e.g.
+// "phase Binding, conditions: APIExportValid=False (APIExportNotFound:
+// ...); InitialBindingCompleted=False (WaitingForEstablished)".
+func describeStatus(b *apisv1alpha1.APIBinding) string {
+	phase := "no phase yet"
+	if b.Status.Phase != "" {
+		phase = "phase " + string(b.Status.Phase)
+	}
+	if len(b.Status.Conditions) == 0 {
+		return phase + ", no conditions"
+	}
+	conds := make([]string, 0, len(b.Status.Conditions))
+	for _, c := range b.Status.Conditions {
+		s := fmt.Sprintf("%s=%s", c.Type, c.Status)
+		switch {
+		case c.Reason != "" && c.Message != "":
+			s += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+		case c.Reason != "":
+			s += " (" + c.Reason + ")"
+		case c.Message != "":
+			s += " (" + c.Message + ")"
+		}
+		conds = append(conds, s)
+	}
+	return phase + ", conditions: " + strings.Join(conds, "; ")
+}

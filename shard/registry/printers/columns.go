@@ -5,6 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 )
 
 // objectMetaDocs holds the field descriptions of metav1.ObjectMeta, used as
@@ -54,4 +56,23 @@ func OrNone(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+// CRDColumn is a column as the API server describes an additional printer
+// column of a CustomResourceDefinition that has no description of its own.
+// kcp serves its APIs as CRDs; Tessera's registries of them print their
+// columns so.
+func CRDColumn(name, typ, jsonPath string) metav1.TableColumnDefinition {
+	return metav1.TableColumnDefinition{Name: name, Type: typ, Description: "Custom resource definition column (in JSONPath format): " + jsonPath}
+}
+
+// ConditionStatus is the cell of a column that shows the status of the
+// condition t of obj (.status.conditions[?(@.type=="<t>")].status): nil,
+// an empty cell as for a CRD column whose path finds nothing, when obj has
+// no such condition.
+func ConditionStatus(obj conditionsv1alpha1.Getter, t conditionsv1alpha1.ConditionType) interface{} {
+	if c := conditionsv1alpha1.Get(obj, t); c != nil {
+		return string(c.Status)
+	}
+	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 )
 
 func convertor() TableConvertor[*corev1.ConfigMap] {
@@ -88,5 +90,29 @@ func TestFormatting(t *testing.T) {
 	}
 	if OrNone("") != "<none>" || OrNone("x") != "x" {
 		t.Error("OrNone")
+	}
+}
+
+// conditioned is an object with conditions.
+type conditioned conditionsv1alpha1.Conditions
+
+func (c conditioned) GetConditions() conditionsv1alpha1.Conditions {
+	return conditionsv1alpha1.Conditions(c)
+}
+
+func TestConditionStatus(t *testing.T) {
+	obj := conditioned{{Type: "Ready", Status: corev1.ConditionFalse}, {Type: "Other", Status: corev1.ConditionTrue}}
+	if got := ConditionStatus(obj, "Ready"); got != "False" {
+		t.Errorf("Ready: %v, want False", got)
+	}
+	if got := ConditionStatus(obj, "Missing"); got != nil {
+		t.Errorf("a missing condition: %#v, want nil", got)
+	}
+}
+
+func TestCRDColumn(t *testing.T) {
+	want := metav1.TableColumnDefinition{Name: "Age", Type: "date", Description: "Custom resource definition column (in JSONPath format): .metadata.creationTimestamp"}
+	if diff := cmp.Diff(want, CRDColumn("Age", "date", ".metadata.creationTimestamp")); diff != "" {
+		t.Errorf("column (-want +got):\n%s", diff)
 	}
 }

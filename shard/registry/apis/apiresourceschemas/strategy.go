@@ -87,6 +87,66 @@ func validateName(name string, spec *apisv1alpha1.APIResourceSchemaSpec) field.E
 	return nil
 }
 
+// invalidGroup says why group, not the core group, cannot be the group of
+// a schema, or returns "": it must be a DNS subdomain with a dot, or one of
+// Kubernetes' single-segment groups.
+func invalidGroup(group string) string {
+	if msgs := utilvalidation.IsDNS1123Subdomain(group); len(msgs) > 0 {
+		return strings.Join(msgs, ", ")
+	}
+	if !strings.Contains(group, ".") && !singleSegmentGroups.Has(group) {
+		return "should be a domain with at least one dot"
+	}
+	return ""
+}
+
+// SplitName splits the name of a schema, <prefix>.<plural>.<group>, at its
+// first two dots; the group of "core" is the core group "". ok is false
+// when the name has fewer than three parts. The parts are not validated.
+func SplitName(name string) (prefix, plural, group string, ok bool) {
+	parts := strings.SplitN(name, ".", 3)
+	if len(parts) < 3 {
+		return "", "", "", false
+	}
+	group = parts[2]
+	if group == "core" {
+		group = ""
+	}
+	return parts[0], parts[1], group, true
+}
+
+// ValidateName validates name as the name of a schema on its own, where
+// only the name is at hand (the schemas an APIExport lists):
+// <prefix>.<plural>.<group>, a DNS subdomain whose prefix is as in a
+// schema's name, whose plural is a DNS-1035 label as a CRD's, and whose
+// group is "core" or a group a schema may have.
+func ValidateName(name string, p *field.Path) field.ErrorList {
+	if msgs := utilvalidation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(p, name, strings.Join(msgs, ", "))}
+	}
+	prefix, plural, group, ok := SplitName(name)
+	var msgs []string
+	if !ok {
+		msgs = append(msgs, "must be <prefix>.<plural>.<group>, with the group core for the core group")
+	} else {
+		if !prefixRE.MatchString(prefix) {
+			msgs = append(msgs, fmt.Sprintf("the prefix %q must match %s", prefix, prefixRE))
+		}
+		for _, m := range utilvalidation.IsDNS1035Label(plural) {
+			msgs = append(msgs, fmt.Sprintf("the plural %q: %s", plural, m))
+		}
+		if group != "" {
+			if m := invalidGroup(group); m != "" {
+				msgs = append(msgs, fmt.Sprintf("the group %q: %s", group, m))
+			}
+		}
+	}
+	if len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(p, name, strings.Join(msgs, "; "))}
+	}
+	return nil
+}
+
 // validateSpec validates the group as kcp does, and everything else as
 // Kubernetes validates the CRD the schema stands for.
 func validateSpec(s *apisv1alpha1.APIResourceSchema) field.ErrorList {
@@ -99,10 +159,8 @@ func validateSpec(s *apisv1alpha1.APIResourceSchema) field.ErrorList {
 		crdGroup = placeholderGroup
 	case spec.Group == "core":
 		errs = append(errs, field.Invalid(p.Child("group"), spec.Group, `the core group is ""`))
-	case len(utilvalidation.IsDNS1123Subdomain(spec.Group)) > 0:
-		errs = append(errs, field.Invalid(p.Child("group"), spec.Group, strings.Join(utilvalidation.IsDNS1123Subdomain(spec.Group), ", ")))
-	case !strings.Contains(spec.Group, ".") && !singleSegmentGroups.Has(spec.Group):
-		errs = append(errs, field.Invalid(p.Child("group"), spec.Group, "should be a domain with at least one dot"))
+	case invalidGroup(spec.Group) != "":
+		errs = append(errs, field.Invalid(p.Child("group"), spec.Group, invalidGroup(spec.Group)))
 	case !strings.Contains(spec.Group, "."):
 		crdGroup = placeholderGroup
 	}

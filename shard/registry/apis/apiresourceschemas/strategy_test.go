@@ -151,3 +151,55 @@ func TestSnapshotsOfCRDsAreValid(t *testing.T) {
 		t.Errorf("the snapshot of a valid CRD is refused: %v", errs)
 	}
 }
+
+func TestValidateName(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		detail string // part of the error; none for a valid name
+	}{
+		{name: "v220920-6039d110.cowboys.wildwest.dev"},
+		{name: "v1.configmaps.core"},
+		{name: "v1.deployments.apps"},
+		{name: "today.cowboys.wild.west.dev"},
+		{name: "cowboys.wildwest", detail: "<prefix>.<plural>.<group>"},
+		{name: "v1.cowboys", detail: "<prefix>.<plural>.<group>"},
+		{name: "V1.cowboys.wildwest.dev", detail: "lowercase"},
+		{name: "v1-.cowboys.wildwest.dev", detail: "lowercase"},
+		{name: "1v.cowboys.wildwest.dev", detail: `the prefix "1v"`},
+		{name: "v1.1cowboys.wildwest.dev", detail: `the plural "1cowboys"`},
+		{name: "v1.cowboys.wildwest", detail: "at least one dot"},
+		{name: "v1.cowboys." + strings.Repeat("a", 250) + ".dev", detail: "253"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := ValidateName(tc.name, field.NewPath("spec", "latestResourceSchemas").Index(0))
+			if tc.detail == "" {
+				if len(errs) > 0 {
+					t.Fatalf("refused: %v", errs)
+				}
+				return
+			}
+			if got := fields(errs); strings.Join(got, ",") != "FieldValueInvalid spec.latestResourceSchemas[0]" {
+				t.Fatalf("errors %v (%v), want one invalid value", got, errs)
+			}
+			if !strings.Contains(errs.ToAggregate().Error(), tc.detail) {
+				t.Errorf("errors %v do not say %q", errs, tc.detail)
+			}
+		})
+	}
+}
+
+func TestSplitName(t *testing.T) {
+	for name, want := range map[string][3]string{
+		"v1.cowboys.wildwest.dev": {"v1", "cowboys", "wildwest.dev"},
+		"v1.configmaps.core":      {"v1", "configmaps", ""},
+		"v1.deployments.apps":     {"v1", "deployments", "apps"},
+	} {
+		prefix, plural, group, ok := SplitName(name)
+		if !ok || [3]string{prefix, plural, group} != want {
+			t.Errorf("%s: %q %q %q %v, want %q", name, prefix, plural, group, ok, want)
+		}
+	}
+	if _, _, _, ok := SplitName("cowboys.dev"); ok {
+		t.Error("cowboys.dev split in three")
+	}
+}

@@ -16,6 +16,8 @@ import (
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/apis/apibindings"
+	"github.com/tessera-dev/tessera/shard/registry/apis/apiexports"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apiresourceschemas"
 	"github.com/tessera-dev/tessera/shard/registry/builtin"
 	"github.com/tessera-dev/tessera/shard/registry/logicalcluster"
@@ -84,6 +86,18 @@ func (s *Server) installAPIs() error {
 	}
 	groups[apisv1alpha1.SchemeGroupVersion.Group] = groupStorage{}
 	groups[apisv1alpha1.SchemeGroupVersion.Group].add(apisv1alpha1.SchemeGroupVersion, schemas)
+	// APIExportEndpointSlices are served with the apiexport virtual
+	// workspace their endpoints point at.
+	for name, newStorage := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (map[string]rest.Storage, error){
+		"apiexports":  apiexports.NewStorage,
+		"apibindings": apibindings.NewStorage,
+	} {
+		st, err := newStorage(s.Scheme, s.Storage)
+		if err != nil {
+			return errorf(name, err)
+		}
+		groups[apisv1alpha1.SchemeGroupVersion.Group].add(apisv1alpha1.SchemeGroupVersion, st)
+	}
 
 	for g, storage := range s.reviewStorage() {
 		if groups[g.Group] == nil {

@@ -345,6 +345,7 @@ spec:
 	})
 
 	// Deleting the binding deletes its objects, then the resource is gone.
+	s.MustKubectl(t, "consumer", "delete", "apibinding", "other-cowboys")
 	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
 	s.MustKubectl(t, "consumer", "delete", "apibinding", "cowboys", "--wait=true", "--timeout=60s")
 	eventually(t, 30*time.Second, "cowboys to stop being served", func(ctx context.Context) (bool, error) {
@@ -360,8 +361,13 @@ spec:
 			t.Errorf("a Cowboy outlived its binding: %s", k)
 		}
 	}
-	// The other binding may bind now.
+	// Another export's cowboys may be bound now.
+	createBinding(t, s, "consumer", "other-cowboys", "other-provider", "wildwest.dev")
 	waitBound(t, s, "consumer", "other-cowboys")
+	list, err := dynamicClient(t, s, "consumer").Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 0 {
+		t.Errorf("cowboys of the other export: %v %v", err, list)
+	}
 }
 
 // createBinding creates an APIBinding as the shard admin.

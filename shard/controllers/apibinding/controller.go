@@ -79,6 +79,23 @@ func New(cfg Config) (*Controller, error) {
 	if err := c.Watch(c.bindings.Informer(), c.EnqueueHandler()); err != nil {
 		return nil, err
 	}
+	// A binding that lets go of resources, or a CRD that goes, may end the
+	// conflict of another binding of the cluster.
+	if err := c.Watch(c.bindings.Informer(), cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, obj any) {
+			old, ok1 := oldObj.(*apisv1alpha1.APIBinding)
+			b, ok2 := obj.(*apisv1alpha1.APIBinding)
+			if ok1 && ok2 && len(b.Status.BoundResources) < len(old.Status.BoundResources) {
+				c.enqueueWaiting(logicalcluster.From(b))
+			}
+		},
+		DeleteFunc: func(obj any) { c.enqueueWaitingOf(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	if err := c.Watch(c.crds.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueWaitingOf}); err != nil {
+		return nil, err
+	}
 	if err := c.Watch(c.exports.Informer(), reconciler.EnqueueMappedHandler(c.Controller, c.bindingsOfExport)); err != nil {
 		return nil, err
 	}
@@ -130,6 +147,31 @@ func (c *Controller) bindingsOfSchema(obj any) []reconciler.Key {
 		}
 	}
 	return keys
+}
+
+// enqueueWaitingOf enqueues the bindings of the cluster of obj that are
+// waiting for a conflict to end.
+func (c *Controller) enqueueWaitingOf(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if m, ok := obj.(metav1.Object); ok {
+		c.enqueueWaiting(logicalcluster.From(m))
+	}
+}
+
+// enqueueWaiting enqueues the bindings of a cluster that report a naming
+// conflict.
+func (c *Controller) enqueueWaiting(cluster logicalcluster.Name) {
+	bindings, err := c.bindings.Lister().Cluster(cluster).List(everything())
+	if err != nil {
+		return
+	}
+	for _, b := range bindings {
+		if conditionsv1alpha1.GetReason(b, apisv1alpha1.BindingUpToDate) == apisv1alpha1.NamingConflictsReason {
+			c.Enqueue(reconciler.Key{Cluster: cluster, Name: b.Name})
+		}
+	}
 }
 
 func (c *Controller) keysByIndex(index string, values ...string) []reconciler.Key {

@@ -8,8 +8,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/lru"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
-	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
 	"github.com/tessera-dev/tessera/shard/storage"
 )
 
@@ -94,7 +94,7 @@ func boundCRD(schema *apisv1alpha1.APIResourceSchema, identity string) (*apiexte
 	crd.Generation = 1
 	crd.CreationTimestamp = schema.CreationTimestamp
 	crd.Annotations = map[string]string{
-		logicalcluster.AnnotationKey:             logicalcluster.From(schema).String(),
+		logicalcluster.AnnotationKey:            logicalcluster.From(schema).String(),
 		apisv1alpha1.AnnotationBoundCRDKey:      "",
 		apisv1alpha1.AnnotationSchemaClusterKey: logicalcluster.From(schema).String(),
 		apisv1alpha1.AnnotationSchemaNameKey:    schema.Name,

@@ -21,15 +21,15 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	apibindingadmission "github.com/tessera-dev/tessera/shard/admission/apibinding"
 	"github.com/tessera-dev/tessera/shard/admission/clusterannotation"
 	"github.com/tessera-dev/tessera/shard/admission/crdconversion"
 	"github.com/tessera-dev/tessera/shard/admission/namespacelifecycle"
 	"github.com/tessera-dev/tessera/shard/admission/rbacescalation"
 	"github.com/tessera-dev/tessera/shard/admission/workspace"
 	authzbootstrap "github.com/tessera-dev/tessera/shard/authorization/bootstrap"
-	"github.com/tessera-dev/tessera/shard/controllers/crd/naming"
-	apibindingadmission "github.com/tessera-dev/tessera/shard/admission/apibinding"
 	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
+	"github.com/tessera-dev/tessera/shard/controllers/crd/naming"
 	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/discovery"
 	"github.com/tessera-dev/tessera/shard/etcd"
@@ -55,11 +55,11 @@ type Server struct {
 	apiResourceSchemas informers.Informer[*apisv1alpha1.APIResourceSchema]
 	apiExports         informers.Informer[*apisv1alpha1.APIExport]
 	boundCRDs          *boundCRDs
-	kcpClients      *clusters.KCPClusterClientset
-	dynamicClients  *clusters.DynamicClusterClient
-	customResources *customresources.Handler
-	sharedEtcd      *customresources.SharedEtcd
-	discovery       *discovery.Handler
+	kcpClients         *clusters.KCPClusterClientset
+	dynamicClients     *clusters.DynamicClusterClient
+	customResources    *customresources.Handler
+	sharedEtcd         *customresources.SharedEtcd
+	discovery          *discovery.Handler
 	// virtual serves the in-process virtual workspaces under /services/.
 	virtual     http.Handler
 	controllers []runner

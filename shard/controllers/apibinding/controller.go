@@ -10,8 +10,8 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -36,9 +36,9 @@ const retryUnresolved = 5 * time.Second
 
 // Config is what the controller needs.
 type Config struct {
-	Factory  *informers.SharedInformerFactory
-	KCP      *clusters.KCPClusterClientset
-	Dynamic  *clusters.DynamicClusterClient
+	Factory *informers.SharedInformerFactory
+	KCP     *clusters.KCPClusterClientset
+	Dynamic *clusters.DynamicClusterClient
 	// ResolvePath maps a workspace path (or logical cluster name) to the
 	// logical cluster it addresses.
 	ResolvePath func(logicalcluster.Path) (logicalcluster.Name, bool)

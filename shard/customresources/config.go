@@ -26,6 +26,14 @@ type CRDGetter func(cluster logicalcluster.Name, group, resource string) (*apiex
 // watch requests. The objects are not modified.
 type CRDsNamedGetter func(group, resource string) ([]*apiextensionsv1.CustomResourceDefinition, error)
 
+// BoundCRDsGetter returns the CRDs that serve group/resource (resource is
+// the plural name) bound through APIExports with the identity hash
+// identity, anywhere on the shard (see the annotation apis.kcp.io/identity);
+// none is an empty list. It serves wildcard list and watch requests for
+// <resource>:<identity>, the apiexport virtual workspace's view of all
+// consumers of an export. The objects are not modified.
+type BoundCRDsGetter func(group, resource, identity string) ([]*apiextensionsv1.CustomResourceDefinition, error)
+
 // Defaults for the serving-state cache.
 const (
 	// DefaultIdleTimeout is how long an unused serving state is kept.
@@ -45,6 +53,9 @@ type Config struct {
 	// wildcard list and watch requests are served schema-agnostically. When
 	// nil, wildcard requests for custom resources get 404.
 	CRDsNamed CRDsNamedGetter
+	// BoundCRDs finds the CRDs of an identity for wildcard requests of
+	// <resource>:<identity>. When nil, they get 404.
+	BoundCRDs BoundCRDsGetter
 	// RESTOptionsGetter hands out the storage of every CRD version; see the
 	// package documentation for what it must provide. Required.
 	RESTOptionsGetter generic.RESTOptionsGetter

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strings"
 	"time"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -20,8 +22,12 @@ import (
 	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/klog/v2"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
+
+// identityRE is an APIExport identity hash: a hex SHA-256.
+var identityRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // Handler serves custom resources of every logical cluster of a shard.
 type Handler struct {
@@ -125,7 +131,29 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.fail(w, req, gv, apierrors.NewInternalError(errors.New("no logical cluster in the request context")))
 		return
 	}
+	// <resource>:<identity> addresses the objects of a resource bound
+	// through the APIExport of that identity, and nothing else.
+	resource, identity, qualified := strings.Cut(info.Resource, ":")
+	if qualified {
+		if !identityRE.MatchString(identity) {
+			h.notFound(w, req, info)
+			return
+		}
+		plain := *info
+		plain.Resource = resource
+		info = &plain
+		req = req.WithContext(request.WithRequestInfo(ctx, info))
+		ctx = req.Context()
+	}
 	logger := klog.FromContext(ctx).WithValues("cluster", clusterName(cluster), "group", info.APIGroup, "resource", info.Resource)
+	if cluster.Wildcard && qualified {
+		if err := checkWildcard(info); err != nil {
+			h.fail(w, req, gv, err)
+			return
+		}
+		h.serveIdentityWildcard(w, req, logger, info, identity)
+		return
+	}
 	if cluster.Wildcard {
 		if err := checkWildcard(info); err != nil {
 			h.fail(w, req, gv, err)
@@ -145,7 +173,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.fail(w, req, gv, apierrors.NewInternalError(fmt.Errorf("cannot look up the CustomResourceDefinition of %s: %w", schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, err)))
 		return
 	}
-	if !servable(crd, info) {
+	if !servable(crd, info) || (qualified && crd.Annotations[apisv1alpha1.AnnotationAPIIdentityKey] != identity) {
 		h.notFound(w, req, info)
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
@@ -45,6 +46,36 @@ func (h *Handler) serveWildcard(w http.ResponseWriter, req *http.Request, logger
 		return
 	}
 	h.serve(w, req, logger, info, wildcardKey(crd), wildcardVersion(crd), crd, false)
+}
+
+// serveIdentityWildcard serves a list or watch of <resource>:<identity>
+// across all logical clusters: the objects of every binding of the
+// APIExport with that identity, schema-agnostically like serveWildcard,
+// from the key prefix of the identity. With no binding yet the list is
+// empty (the export's own schema defines the resource).
+func (h *Handler) serveIdentityWildcard(w http.ResponseWriter, req *http.Request, logger klog.Logger, info *request.RequestInfo, identity string) {
+	gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+	if h.config.BoundCRDs == nil {
+		h.notFound(w, req, info)
+		return
+	}
+	crds, err := h.config.BoundCRDs(info.APIGroup, info.Resource, identity)
+	if err != nil && !apierrors.IsNotFound(err) {
+		logger.Error(err, "Cannot look up the bound CustomResourceDefinitions")
+		h.fail(w, req, gv, apierrors.NewInternalError(fmt.Errorf("cannot look up the APIExport schemas of %s: %w",
+			schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, err)))
+		return
+	}
+	crd := wildcardCRD(info.Resource+"."+info.APIGroup, crds)
+	if crd == nil || !servable(crd, info) {
+		h.notFound(w, req, info)
+		return
+	}
+	crd.Annotations = map[string]string{apisv1alpha1.AnnotationAPIIdentityKey: identity}
+	key := stateKey{cluster: logicalcluster.Wildcard, crd: crd.Name + ":" + identity}
+	version := wildcardVersion(crd)
+	version.digest += "|" + identity
+	h.serve(w, req, logger, info, key, version, crd, false)
 }
 
 // wildcardSchema is the schema of every version of a wildcard serving

@@ -336,3 +336,64 @@ func (s *Server) boundBy(cluster logicalcluster.Name, group, resource string) st
 	sortOldestFirst(bindings)
 	return bindings[0].Name
 }
+
+// identityCRDs returns the CRDs of group/resource exported with identity:
+// those of the exports' latest schemas and those bindings still use.
+func (s *Server) identityCRDs(group, resource, identity string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	seen := map[types.UID]bool{}
+	add := func(schema *apisv1alpha1.APIResourceSchema) error {
+		if schema.Spec.Group != group || schema.Spec.Names.Plural != resource || seen[schema.UID] {
+			return nil
+		}
+		seen[schema.UID] = true
+		crd, err := s.boundCRDs.get(schema, identity)
+		if err != nil {
+			return err
+		}
+		out = append(out, crd)
+		return nil
+	}
+	exports, err := s.apiExports.Informer().GetIndexer().ByIndex(apibinding.ByExportIdentity, identity)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range exports {
+		e, ok := o.(*apisv1alpha1.APIExport)
+		if !ok {
+			continue
+		}
+		for _, name := range e.Spec.LatestResourceSchemas {
+			schema, err := s.apiResourceSchemas.Lister().Cluster(logicalcluster.From(e)).Get(name)
+			if err != nil {
+				continue
+			}
+			if err := add(schema); err != nil {
+				return nil, err
+			}
+		}
+	}
+	bindings, err := s.apiBindings.Informer().GetIndexer().ByIndex(apibinding.ByIdentity, apibinding.IdentityKey(identity, group, resource))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range bindings {
+		b, ok := o.(*apisv1alpha1.APIBinding)
+		if !ok {
+			continue
+		}
+		for _, r := range b.Status.BoundResources {
+			if r.Group != group || r.Resource != resource || r.Schema.IdentityHash != identity {
+				continue
+			}
+			schema, err := s.apiResourceSchemas.Lister().Cluster(logicalcluster.Name(b.Status.APIExportClusterName)).Get(r.Schema.Name)
+			if err != nil || string(schema.UID) != r.Schema.UID {
+				continue
+			}
+			if err := add(schema); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}

@@ -127,11 +127,18 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	s.apiBindings = s.Informers.APIBindings()
-	if err := s.apiBindings.Informer().AddIndexers(cache.Indexers{apibinding.ByBoundResource: apibinding.BoundResourceIndex, apibinding.ByExport: apibinding.ExportIndex}); err != nil {
+	if err := s.apiBindings.Informer().AddIndexers(cache.Indexers{
+		apibinding.ByBoundResource: apibinding.BoundResourceIndex,
+		apibinding.ByExport:        apibinding.ExportIndex,
+		apibinding.ByIdentity:      apibinding.IdentityIndex,
+	}); err != nil {
 		return err
 	}
 	s.apiResourceSchemas = s.Informers.APIResourceSchemas()
 	s.apiExports = s.Informers.APIExports()
+	if err := s.apiExports.Informer().AddIndexers(cache.Indexers{apibinding.ByExportIdentity: apibinding.ExportIdentityIndex}); err != nil {
+		return err
+	}
 	s.boundCRDs = newBoundCRDs()
 	lifecycle, err := namespacelifecycle.NewForConfig(gc.LoopbackClientConfig, s.Informers)
 	if err != nil {
@@ -198,6 +205,7 @@ func (s *Server) build(ctx context.Context) error {
 	crHandler, err := customresources.New(customresources.Config{
 		CRDs:      s.crdFor,
 		CRDsNamed: s.crdsNamed,
+		BoundCRDs: s.identityCRDs,
 		RESTOptionsGetter: &customresources.RESTOptionsGetter{
 			Backend:      c.Storage.Backend,
 			Transformers: c.Storage.Transformers,

@@ -253,6 +253,42 @@ func TestAPIBindingIdentities(t *testing.T) {
 			t.Errorf("listing cowboys: %v, want only %s", names(list.Items), c.want)
 		}
 	}
+	// Across all clusters, <resource>:<identity> lists the objects of one
+	// export's bindings, with their clusters; an export without bindings
+	// lists nothing rather than failing.
+	wildcard := dynamicClient(t, s, logicalcluster.Wildcard)
+	for hash, want := range map[string]string{hashA: "consumer-a/only-a", hashB: "consumer-b/only-b"} {
+		gvr := cowboysGVR
+		gvr.Resource += ":" + hash
+		list, err := wildcard.Resource(gvr).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("listing %s across all clusters: %v", gvr.Resource, err)
+		}
+		var got []string
+		for _, o := range list.Items {
+			got = append(got, logicalcluster.From(&o).String()+"/"+o.GetName())
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("cowboys of identity %s across all clusters: %v, want %s", hash, got, want)
+		}
+	}
+	createCluster(t, s, "provider-c")
+	hashC := publishCowboys(t, s, "provider-c")
+	gvr := cowboysGVR
+	gvr.Resource += ":" + hashC
+	if list, err := wildcard.Resource(gvr).List(t.Context(), metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Errorf("an export without bindings: %v %v", err, list)
+	}
+	// One cluster's objects of another identity are not reachable.
+	gvr.Resource = "cowboys:" + hashB
+	if _, err := dynA.Resource(gvr).Namespace("default").Get(t.Context(), "only-a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("consumer-a's cowboy through identity B: %v", err)
+	}
+	gvr.Resource = "cowboys:" + hashA
+	if _, err := dynA.Resource(gvr).Namespace("default").Get(t.Context(), "only-a", metav1.GetOptions{}); err != nil {
+		t.Errorf("consumer-a's cowboy through its identity: %v", err)
+	}
+
 	etcd := shardEtcd(t, s)
 	for hash, want := range map[string]string{hashA: "only-a", hashB: "only-b"} {
 		resp, err := etcd.Get(t.Context(), "/registry/wildwest.dev/cowboys/"+hash+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())

@@ -59,3 +59,37 @@ func ExportIndex(obj any) ([]string, error) {
 
 // RefKey is "ref:<path>|<name>".
 func RefKey(path, name string) string { return "ref:" + path + "|" + name }
+
+// ByIdentity indexes APIBindings by IdentityKey of each bound resource:
+// all bindings of one export's resource on the shard.
+const ByIdentity = "apis.kcp.io/identity"
+
+// IdentityKey is "<identity>|<resource>.<group>".
+func IdentityKey(identity, group, resource string) string {
+	return identity + "|" + resource + "." + group
+}
+
+// IdentityIndex is the index function of ByIdentity.
+func IdentityIndex(obj any) ([]string, error) {
+	b, ok := obj.(*apisv1alpha1.APIBinding)
+	if !ok {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(b.Status.BoundResources))
+	for _, r := range b.Status.BoundResources {
+		keys = append(keys, IdentityKey(r.Schema.IdentityHash, r.Group, r.Resource))
+	}
+	return keys, nil
+}
+
+// ByExportIdentity indexes APIExports by status.identityHash.
+const ByExportIdentity = "apis.kcp.io/export-identity"
+
+// ExportIdentityIndex is the index function of ByExportIdentity.
+func ExportIdentityIndex(obj any) ([]string, error) {
+	e, ok := obj.(*apisv1alpha1.APIExport)
+	if !ok || e.Status.IdentityHash == "" {
+		return nil, nil
+	}
+	return []string{e.Status.IdentityHash}, nil
+}

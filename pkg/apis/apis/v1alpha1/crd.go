@@ -118,6 +118,9 @@ func CRDFromSchema(s *APIResourceSchema, group string) (*apiextensionsv1.CustomR
 }
 
 // VersionSchemaError is a version whose schema is not an OpenAPI v3 schema.
+//
+// +k8s:openapi-gen=false
+// +k8s:deepcopy-gen=false
 type VersionSchemaError struct {
 	Index   int
 	Version string

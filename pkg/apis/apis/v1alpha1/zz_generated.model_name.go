@@ -155,6 +155,11 @@ func (in ResourceSelector) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VersionSchemaError) OpenAPIModelName() string {
+	return "io.kcp.apis.v1alpha1.VersionSchemaError"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VirtualWorkspace) OpenAPIModelName() string {
 	return "io.kcp.apis.v1alpha1.VirtualWorkspace"
 }

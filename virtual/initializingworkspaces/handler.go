@@ -20,8 +20,8 @@ import (
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
-	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/virtual/forward"
 )
 
 // defaultMaxRequestBodyBytes is the largest status write accepted, as the
@@ -75,14 +75,9 @@ func New(c Config) (http.Handler, error) {
 	if c.Authorizer == nil {
 		return nil, errors.New("initializing workspaces virtual workspace: an authorizer is required")
 	}
-	u, _, err := rest.DefaultServerUrlFor(c.Loopback)
+	base, transport, err := forward.Shard(c.Loopback)
 	if err != nil {
-		return nil, fmt.Errorf("initializing workspaces virtual workspace: loopback host: %w", err)
-	}
-	u.RawQuery, u.Fragment = "", ""
-	transport, err := rest.TransportFor(c.Loopback)
-	if err != nil {
-		return nil, fmt.Errorf("initializing workspaces virtual workspace: loopback transport: %w", err)
+		return nil, fmt.Errorf("initializing workspaces virtual workspace: %w", err)
 	}
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
@@ -90,7 +85,7 @@ func New(c Config) (http.Handler, error) {
 		return nil, err
 	}
 	h := &handler{
-		base:      strings.TrimRight(clusters.ShardHost(u.String()), "/"),
+		base:      base,
 		transport: transport,
 		client:    &http.Client{Transport: transport},
 		authz:     c.Authorizer,
@@ -118,13 +113,7 @@ func IsLongRunning(req *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	// The legacy watch prefix: /api/v1/watch/..., /apis/<g>/<v>/watch/...
-	for i, s := range t.segments {
-		if s == "watch" && (i == 2 || (i == 3 && t.segments[0] == "apis")) {
-			return true
-		}
-	}
-	return false
+	return forward.IsLegacyWatch(t.segments)
 }
 
 // ServeHTTP implements http.Handler.

@@ -8,11 +8,11 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/virtual/forward"
 )
 
 // PathPrefix prefixes every path of the virtual workspace. The initializer
@@ -61,14 +61,7 @@ func (t target) clusterPath() string {
 // restPath returns the escaped path inside the logical cluster, built from
 // the checked segments only, so that the shard sees exactly the path the
 // handler decided on: empty, or starting with "/".
-func (t target) restPath() string {
-	var b strings.Builder
-	for _, s := range t.segments {
-		b.WriteByte('/')
-		b.WriteString(url.PathEscape(s))
-	}
-	return b.String()
-}
+func (t target) restPath() string { return forward.Join(t.segments) }
 
 // parsePath splits an escaped request path under PathPrefix into the
 // initializer, the logical cluster and the path inside it. It fails with a
@@ -110,40 +103,10 @@ func parsePath(escaped string) (target, error) {
 	if !hasRest {
 		return t, nil
 	}
-	raw := strings.Split(rest, "/")
-	// A trailing slash leaves an empty last segment; /apis/ is /apis.
-	if raw[len(raw)-1] == "" {
-		raw = raw[:len(raw)-1]
-	}
-	for _, s := range raw {
-		u, err := url.PathUnescape(s)
-		if err != nil {
-			return target{}, apierrors.NewBadRequest(fmt.Sprintf("invalid path segment %q: %v", s, err))
-		}
-		if err := checkSegment(u); err != nil {
-			return target{}, err
-		}
-		t.segments = append(t.segments, u)
+	if t.segments, err = forward.Segments(rest); err != nil {
+		return target{}, err
 	}
 	return t, nil
-}
-
-// checkSegment refuses an unescaped path segment that could address
-// something else on the shard than what the handler decided on. The shard
-// unescapes the path it is sent once: an escaped '/' would split a segment
-// there, and dot and empty segments could lead out of the logical cluster.
-// No Kubernetes name holds '/', '%' or a control character, and no client
-// sends dot or empty segments.
-func checkSegment(s string) error {
-	if s == "" || s == "." || s == ".." {
-		return errPathNotFound()
-	}
-	for _, r := range s {
-		if r == '/' || r == '\\' || r == '%' || r < 0x20 || r == 0x7f {
-			return apierrors.NewBadRequest(fmt.Sprintf("invalid path segment %q: it must not contain '/', '\\', '%%' or control characters, escaped or not", s))
-		}
-	}
-	return nil
 }
 
 var (
@@ -173,12 +136,4 @@ func validateInitializer(in corev1alpha1.LogicalClusterInitializer) error {
 
 // errPathNotFound is the Status of a path the virtual workspace does not
 // serve, as an API server answers it.
-func errPathNotFound() *apierrors.StatusError {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status:  metav1.StatusFailure,
-		Code:    http.StatusNotFound,
-		Reason:  metav1.StatusReasonNotFound,
-		Message: "the server could not find the requested resource",
-		Details: &metav1.StatusDetails{},
-	}}
-}
+func errPathNotFound() *apierrors.StatusError { return forward.ErrPathNotFound() }

@@ -17,6 +17,7 @@ import (
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/virtual/forward"
 )
 
 // maxResponseBytes bounds the responses the handler reads itself (not the
@@ -30,9 +31,7 @@ func (h *handler) forward(w http.ResponseWriter, req *http.Request, escapedPath,
 }
 
 // proxy sends req to the shard at the escaped path and raw query through
-// rt, without the client's credentials and impersonation headers, and
-// copies the response back. Responses of unknown length (watches) are
-// flushed as they arrive.
+// rt (see forward.Proxy).
 func (h *handler) proxy(w http.ResponseWriter, req *http.Request, rt http.RoundTripper, escapedPath, rawQuery string) {
 	u, err := url.Parse(h.base + escapedPath)
 	if err != nil {
@@ -40,80 +39,10 @@ func (h *handler) proxy(w http.ResponseWriter, req *http.Request, rt http.RoundT
 		return
 	}
 	u.RawQuery = rawQuery
-	out := req.Clone(req.Context())
-	out.URL, out.Host, out.RequestURI = u, "", ""
-	if req.ContentLength == 0 {
-		out.Body = nil
-	}
-	removeHopHeaders(out.Header)
-	dropCredentials(out.Header)
-	resp, err := rt.RoundTrip(out)
-	if err != nil {
-		if req.Context().Err() != nil {
-			return // the client went away
-		}
+	forward.Proxy(w, req, rt, u, func(err error) {
 		klog.FromContext(req.Context()).Error(err, "Forwarding a request to the shard failed", "path", escapedPath)
-		h.writeError(w, req, apierrors.NewServiceUnavailable(fmt.Sprintf("the shard did not answer: %v", err)))
-		return
-	}
-	defer resp.Body.Close()
-	removeHopHeaders(resp.Header)
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
-	}
-	w.WriteHeader(resp.StatusCode)
-	if resp.ContentLength >= 0 {
-		_, _ = io.Copy(w, resp.Body)
-		return
-	}
-	rc := http.NewResponseController(w)
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return
-			}
-			if rc.Flush() != nil {
-				return
-			}
-		}
-		if err != nil {
-			// EOF, or the client or the shard went away: the stream ends.
-			return
-		}
-	}
-}
-
-// hopHeaders are the hop-by-hop headers of RFC 9110 section 7.6.1, which a
-// proxy does not pass on.
-var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
-
-func removeHopHeaders(hdr http.Header) {
-	for _, f := range hdr.Values("Connection") {
-		for _, k := range strings.Split(f, ",") {
-			if k = strings.TrimSpace(k); k != "" {
-				hdr.Del(k)
-			}
-		}
-	}
-	for _, k := range hopHeaders {
-		hdr.Del(k)
-	}
-}
-
-// dropCredentials removes whatever could make the shard take the request
-// for another user than the loopback's or the one the handler impersonates:
-// the client's own credentials, impersonation and front-proxy user headers.
-func dropCredentials(hdr http.Header) {
-	hdr.Del("Authorization")
-	hdr.Del("Cookie")
-	for k := range hdr {
-		lk := strings.ToLower(k)
-		if strings.HasPrefix(lk, "impersonate-") || strings.HasPrefix(lk, "x-remote-") {
-			hdr.Del(k)
-		}
-	}
+		h.writeError(w, req, err)
+	})
 }
 
 // response is a response of the shard, read in full.
@@ -144,7 +73,7 @@ func (h *handler) do(ctx context.Context, method, escapedPath, rawQuery string, 
 			out.Header.Add(k, v)
 		}
 	}
-	dropCredentials(out.Header)
+	forward.DropCredentials(out.Header)
 	resp, err := h.client.Do(out)
 	if err != nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the shard did not answer: %v", err))

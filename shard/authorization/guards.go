@@ -55,12 +55,16 @@ const VirtualWorkspacePrefix = "/services/"
 // (workspace access and admin); nobody but system:masters impersonates them.
 const kcpGroupPrefix = "system:kcp:"
 
-// IsVirtualWorkspace tells whether a request goes to the in-process
-// initializing workspaces virtual workspace (only at the shard's base URL,
-// not under /clusters/<name>).
+// IsVirtualWorkspace tells whether a request goes to one of the
+// in-process virtual workspaces, initializing workspaces or apiexport
+// (only at the shard's base URL, not under /clusters/<name>).
 func IsVirtualWorkspace(cluster logicalcluster.Cluster, attrs authorizer.Attributes) bool {
-	return !attrs.IsResourceRequest() && cluster.Name == logicalcluster.SystemAdmin && strings.HasPrefix(attrs.GetPath(), InitializingWorkspacesPrefix)
+	return !attrs.IsResourceRequest() && cluster.Name == logicalcluster.SystemAdmin &&
+		(strings.HasPrefix(attrs.GetPath(), InitializingWorkspacesPrefix) || strings.HasPrefix(attrs.GetPath(), APIExportPrefix))
 }
+
+// APIExportPrefix is the path of the apiexport virtual workspace.
+const APIExportPrefix = VirtualWorkspacePrefix + "apiexport/"
 
 // InitializingWorkspacesPrefix is the path of the initializing workspaces
 // virtual workspace.

@@ -34,6 +34,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/fairness"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/shard/storage"
+	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
 )
 
@@ -179,7 +180,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// though not resource requests of the shard's own API.
 	longRunning := gc.LongRunningFunc
 	gc.LongRunningFunc = func(r *http.Request, ri *request.RequestInfo) bool {
-		return initializingworkspaces.IsLongRunning(r) || longRunning(r, ri)
+		return initializingworkspaces.IsLongRunning(r) || apiexportvw.IsLongRunning(r) || longRunning(r, ri)
 	}
 
 	backend := storagebackend.NewDefaultConfig("/registry", nil)

@@ -36,6 +36,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/fairness"
 	"github.com/tessera-dev/tessera/shard/filters"
 	"github.com/tessera-dev/tessera/shard/storage"
+	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
 )
 
@@ -62,6 +63,8 @@ type Server struct {
 	discovery          *discovery.Handler
 	// virtual serves the in-process virtual workspaces under /services/.
 	virtual     http.Handler
+	// apiExportVirtual is the in-process apiexport virtual workspace.
+	apiExportVirtual http.Handler
 	controllers []runner
 	// onCRDChange are called with the cluster of any CRD that changed.
 	onCRDChange []func(logicalcluster.Name)
@@ -247,6 +250,16 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	s.virtual = vw
+	s.apiExportVirtual, err = apiexportvw.New(apiexportvw.Config{
+		Shard:       gc.LoopbackClientConfig,
+		Exports:     s.apiExports,
+		Schemas:     s.apiResourceSchemas,
+		ResolvePath: s.resolvePath,
+		Authorizer:  c.authz.Policy(),
+	})
+	if err != nil {
+		return err
+	}
 
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, gcfg *genericapiserver.Config) http.Handler {
 		s.discovery = discovery.Wrap(apiHandler, discovery.Config{CRDs: s.crdsOf, Serializer: gcfg.Serializer})

@@ -5,11 +5,13 @@ import (
 	"strings"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
 )
 
 // withVirtualWorkspaces sends requests under /services/initializingworkspaces/
-// at the shard's base URL to the in-process virtual workspace, after
+// and /services/apiexport/ at the shard's base URL to the in-process
+// virtual workspaces, after
 // authentication; it authorizes them itself (the shard's authorizer lets
 // them through).
 func (s *Server) withVirtualWorkspaces(handler http.Handler) http.Handler {
@@ -17,6 +19,10 @@ func (s *Server) withVirtualWorkspaces(handler http.Handler) http.Handler {
 		cluster, _ := logicalcluster.ClusterFrom(req.Context())
 		if s.virtual != nil && cluster.Name == logicalcluster.SystemAdmin && strings.HasPrefix(req.URL.Path, initializingworkspaces.PathPrefix) {
 			s.virtual.ServeHTTP(w, req)
+			return
+		}
+		if s.apiExportVirtual != nil && cluster.Name == logicalcluster.SystemAdmin && strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix) {
+			s.apiExportVirtual.ServeHTTP(w, req)
 			return
 		}
 		handler.ServeHTTP(w, req)

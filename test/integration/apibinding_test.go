@@ -205,6 +205,28 @@ func TestAPIBindingQuickstart(t *testing.T) {
 		keys, _ := clusterKeys(t.Context(), etcd, logicalcluster.Name(consumer.Spec.Cluster))
 		t.Errorf("the Cowboy is not stored at %s: %v; the consumer's keys: %v", key, err, keys)
 	}
+	// The provider sees the consumer's Cowboy through the apiexport
+	// virtual workspace.
+	vw := s.URL + "/services/apiexport/root:wildwest:cowboys-service/wildwest.dev/clusters/*"
+	out = s.MustKubectl(t, providerPath, "--server", vw, "api-resources")
+	if !regexp.MustCompile(`(?m)^cowboys\s+wildwest.dev/v1alpha1\s+true\s+Cowboy$`).MatchString(out) {
+		t.Errorf("kubectl api-resources in the virtual workspace:\n%s", out)
+	}
+	out = s.MustKubectl(t, providerPath, "--server", vw, "get", "cowboys", "-A", "-o", `custom-columns=WORKSPACE:.metadata.annotations.kcp\.io/cluster,NAME:.metadata.name`)
+	if !regexp.MustCompile(`(?m)^`+consumer.Spec.Cluster+`\s+one$`).MatchString(out) {
+		t.Errorf("kubectl get cowboys -A in the virtual workspace:\n%s", out)
+	}
+	// Writes go to one consumer, by its logical cluster.
+	consumerVW := s.URL + "/services/apiexport/root:wildwest:cowboys-service/wildwest.dev/clusters/" + consumer.Spec.Cluster
+	s.MustKubectl(t, providerPath, "--server", consumerVW, "patch", "cowboy", "one", "--subresource=status", "--type=merge", "-p", `{"status":{"result":"roped"}}`)
+	if out := s.MustKubectl(t, consumerPath, "get", "cowboy", "one", "-o", "jsonpath={.status.result}"); out != "roped" {
+		t.Errorf("the status the provider wrote: %q", out)
+	}
+	// Nothing else of the consumer is reachable.
+	if out, err := s.Kubectl(providerPath, "--server", consumerVW, "get", "configmaps"); err == nil {
+		t.Errorf("configmaps through the virtual workspace:\n%s", out)
+	}
+
 	// The provider itself does not serve the resource.
 	if out, err := s.Kubectl(providerPath, "get", "cowboys"); err == nil {
 		t.Errorf("the provider serves cowboys without a binding:\n%s", out)
@@ -279,6 +301,26 @@ func TestAPIBindingIdentities(t *testing.T) {
 	if list, err := wildcard.Resource(gvr).List(t.Context(), metav1.ListOptions{}); err != nil || len(list.Items) != 0 {
 		t.Errorf("an export without bindings: %v %v", err, list)
 	}
+	// Through each provider's virtual workspace.
+	for provider, want := range map[logicalcluster.Name]string{"provider-a": "consumer-a/only-a", "provider-b": "consumer-b/only-b", "provider-c": ""} {
+		cfg := s.Config("")
+		cfg.Host = s.URL + "/services/apiexport/" + string(provider) + "/wildwest.dev/clusters/*"
+		vw, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := vw.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("listing cowboys in the virtual workspace of %s: %v", provider, err)
+		}
+		var got []string
+		for _, o := range list.Items {
+			got = append(got, logicalcluster.From(&o).String()+"/"+o.GetName())
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("the virtual workspace of %s lists %v, want %q", provider, got, want)
+		}
+	}
 	// One cluster's objects of another identity are not reachable.
 	gvr.Resource = "cowboys:" + hashB
 	if _, err := dynA.Resource(gvr).Namespace("default").Get(t.Context(), "only-a", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -349,6 +391,40 @@ spec:
 		return err
 	})
 	waitBound(t, s, "consumer", "cowboys")
+
+	// alice may not read the provider's virtual workspace until the
+	// provider grants her the content of its export.
+	vwConfig := tokenConfig(s, "", "alice-token")
+	vwConfig.Host = s.URL + "/services/apiexport/provider/wildwest.dev/clusters/*"
+	aliceVW, err := dynamic.NewForConfig(vwConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := aliceVW.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("alice listed the export's content without permission: %v", err)
+	}
+	reader := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "read-wildwest"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"apis.kcp.io"}, Resources: []string{"apiexports/content"}, ResourceNames: []string{"wildwest.dev"}, Verbs: []string{"list", "watch"}}},
+	}
+	if _, err := kube(t, s, "provider").RbacV1().ClusterRoles().Create(t.Context(), reader, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bindClusterRole(t, s, "provider", "", "alice-reads", "read-wildwest", authzUser("alice"))
+	eventuallyAllowed(t, "alice lists the export's content", func(ctx context.Context) error {
+		_, err := aliceVW.Resource(cowboysGVR).List(ctx, metav1.ListOptions{})
+		return err
+	})
+	// Listing is not writing.
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "wildwest.dev/v1alpha1", "kind": "Cowboy", "metadata": map[string]any{"name": "x"}}}
+	vwConfig.Host = s.URL + "/services/apiexport/provider/wildwest.dev/clusters/consumer"
+	aliceConsumer, err := dynamic.NewForConfig(vwConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := aliceConsumer.Resource(cowboysGVR).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("alice created through the virtual workspace with list and watch only: %v", err)
+	}
 
 	// A CRD of a bound resource is refused.
 	out, err = s.Kubectl("consumer", "apply", "-f", yamlFile(t, "crd.yaml", cowboysCRD))

@@ -62,10 +62,10 @@ type Server struct {
 	sharedEtcd         *customresources.SharedEtcd
 	discovery          *discovery.Handler
 	// virtual serves the in-process virtual workspaces under /services/.
-	virtual     http.Handler
+	virtual http.Handler
 	// apiExportVirtual is the in-process apiexport virtual workspace.
 	apiExportVirtual http.Handler
-	controllers []runner
+	controllers      []runner
 	// onCRDChange are called with the cluster of any CRD that changed.
 	onCRDChange []func(logicalcluster.Name)
 	// builtinNames tells the names the built-in APIs of a group use; set by

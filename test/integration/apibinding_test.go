@@ -213,7 +213,7 @@ func TestAPIBindingQuickstart(t *testing.T) {
 		t.Errorf("kubectl api-resources in the virtual workspace:\n%s", out)
 	}
 	out = s.MustKubectl(t, providerPath, "--server", vw, "get", "cowboys", "-A", "-o", `custom-columns=WORKSPACE:.metadata.annotations.kcp\.io/cluster,NAME:.metadata.name`)
-	if !regexp.MustCompile(`(?m)^`+consumer.Spec.Cluster+`\s+one$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^` + consumer.Spec.Cluster + `\s+one$`).MatchString(out) {
 		t.Errorf("kubectl get cowboys -A in the virtual workspace:\n%s", out)
 	}
 	// Writes go to one consumer, by its logical cluster.

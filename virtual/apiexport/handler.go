@@ -126,7 +126,6 @@ func (h *handler) parse(escaped string) (target, error) {
 	return t, nil
 }
 
-
 // IsLongRunning tells whether a request to the virtual workspace may stay
 // open for long (watches). Mount it in the shard's LongRunningFunc.
 func IsLongRunning(req *http.Request) bool {

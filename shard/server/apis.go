@@ -17,6 +17,7 @@ import (
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apibindings"
+	"github.com/tessera-dev/tessera/shard/registry/apis/apiexportendpointslices"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apiexports"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apiresourceschemas"
 	"github.com/tessera-dev/tessera/shard/registry/builtin"
@@ -86,11 +87,10 @@ func (s *Server) installAPIs() error {
 	}
 	groups[apisv1alpha1.SchemeGroupVersion.Group] = groupStorage{}
 	groups[apisv1alpha1.SchemeGroupVersion.Group].add(apisv1alpha1.SchemeGroupVersion, schemas)
-	// APIExportEndpointSlices are served with the apiexport virtual
-	// workspace their endpoints point at.
 	for name, newStorage := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (map[string]rest.Storage, error){
-		"apiexports":  apiexports.NewStorage,
-		"apibindings": apibindings.NewStorage,
+		"apiexports":              apiexports.NewStorage,
+		"apibindings":             apibindings.NewStorage,
+		"apiexportendpointslices": apiexportendpointslices.NewStorage,
 	} {
 		st, err := newStorage(s.Scheme, s.Storage)
 		if err != nil {

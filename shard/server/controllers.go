@@ -21,6 +21,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/controllers/admissionpolicystatus"
 	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
 	"github.com/tessera-dev/tessera/shard/controllers/apiexport"
+	"github.com/tessera-dev/tessera/shard/controllers/apiexportendpointslice"
 	"github.com/tessera-dev/tessera/shard/controllers/clusterroleaggregation"
 	crdctrl "github.com/tessera-dev/tessera/shard/controllers/crd"
 	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
@@ -107,13 +108,7 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 		KCP:         s.kcpClients,
 		Dynamic:     s.dynamicClients,
 		ResolvePath: s.resolvePath,
-		PathOf: func(cluster logicalcluster.Name) string {
-			lc, err := s.logicalClusters.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
-			if err != nil {
-				return ""
-			}
-			return lc.GetAnnotations()[logicalcluster.PathAnnotationKey]
-		},
+		PathOf:      s.pathOf,
 		Builtin: func(group, resource string) bool {
 			if s.builtinNames == nil {
 				return false
@@ -126,8 +121,27 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	if err != nil {
 		return fmt.Errorf("APIBinding controller: %w", err)
 	}
-	s.controllers = append(s.controllers, identities, bindings)
+	slices, err := apiexportendpointslice.New(apiexportendpointslice.Config{
+		Factory:     s.Informers,
+		KCP:         s.kcpClients,
+		ResolvePath: s.resolvePath,
+		PathOf:      s.pathOf,
+	})
+	if err != nil {
+		return fmt.Errorf("APIExportEndpointSlice controller: %w", err)
+	}
+	s.controllers = append(s.controllers, identities, bindings, slices)
 	return nil
+}
+
+// pathOf returns the canonical path of a logical cluster of the shard, ""
+// if unknown.
+func (s *Server) pathOf(cluster logicalcluster.Name) string {
+	lc, err := s.logicalClusters.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
+	if err != nil {
+		return ""
+	}
+	return lc.GetAnnotations()[logicalcluster.PathAnnotationKey]
 }
 
 // newWorkspaceControllers builds the controllers of workspaces: scheduling

@@ -205,9 +205,23 @@ func TestAPIBindingQuickstart(t *testing.T) {
 		keys, _ := clusterKeys(t.Context(), etcd, logicalcluster.Name(consumer.Spec.Cluster))
 		t.Errorf("the Cowboy is not stored at %s: %v; the consumer's keys: %v", key, err, keys)
 	}
-	// The provider sees the consumer's Cowboy through the apiexport
-	// virtual workspace.
-	vw := s.URL + "/services/apiexport/root:wildwest:cowboys-service/wildwest.dev/clusters/*"
+	// The provider finds the virtual workspace of its export through an
+	// APIExportEndpointSlice, and sees the consumer's Cowboy there.
+	s.MustKubectl(t, providerPath, "apply", "-f", yamlFile(t, "slice.yaml", `kind: APIExportEndpointSlice
+apiVersion: apis.kcp.io/v1alpha1
+metadata:
+  name: cowboys
+spec:
+  export:
+    path: root:wildwest:cowboys-service
+    name: wildwest.dev
+`))
+	endpoint := s.URL + "/services/apiexport/root:wildwest:cowboys-service/wildwest.dev"
+	eventually(t, 30*time.Second, "the endpoint slice's endpoints", func(ctx context.Context) (bool, error) {
+		sl, err := kcpClient(t, s, providerPath).APIExportEndpointSlices().Get(ctx, "cowboys", metav1.GetOptions{})
+		return err == nil && len(sl.Status.APIExportEndpoints) == 1 && sl.Status.APIExportEndpoints[0].URL == endpoint, err
+	})
+	vw := endpoint + "/clusters/*"
 	out = s.MustKubectl(t, providerPath, "--server", vw, "api-resources")
 	if !regexp.MustCompile(`(?m)^cowboys\s+wildwest.dev/v1alpha1\s+true\s+Cowboy$`).MatchString(out) {
 		t.Errorf("kubectl api-resources in the virtual workspace:\n%s", out)

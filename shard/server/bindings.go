@@ -17,7 +17,9 @@ import (
 	"k8s.io/utils/lru"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/authorization/maximalpermission"
 	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
 	"github.com/tessera-dev/tessera/shard/storage"
 )
@@ -396,4 +398,34 @@ func (s *Server) identityCRDs(group, resource, identity string) ([]*apiextension
 		}
 	}
 	return out, nil
+}
+
+// boundExports finds the export through which a resource is bound in a
+// logical cluster, for the maximal permission policy: from the APIBinding
+// informer's ByBoundResource index (added by the server before the
+// informers start) and the APIExport informer.
+func boundExports(f *informers.SharedInformerFactory) maximalpermission.BoundExport {
+	bindings, exports := f.APIBindings(), f.APIExports()
+	return func(cluster logicalcluster.Name, group, resource string) (*apisv1alpha1.APIExport, bool) {
+		objs, err := bindings.Informer().GetIndexer().ByIndex(apibinding.ByBoundResource, apibinding.BoundResourceKey(cluster, group, resource))
+		if err != nil || len(objs) == 0 {
+			return nil, false
+		}
+		list := make([]*apisv1alpha1.APIBinding, 0, len(objs))
+		for _, o := range objs {
+			if b, ok := o.(*apisv1alpha1.APIBinding); ok && b.Spec.Reference.Export != nil {
+				list = append(list, b)
+			}
+		}
+		if len(list) == 0 {
+			return nil, false
+		}
+		sortOldestFirst(list)
+		b := list[0]
+		e, err := exports.Lister().Cluster(logicalcluster.Name(b.Status.APIExportClusterName)).Get(b.Spec.Reference.Export.Name)
+		if err != nil {
+			return nil, false
+		}
+		return e, true
+	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/openapi"
 	"github.com/tessera-dev/tessera/shard/authentication"
 	"github.com/tessera-dev/tessera/shard/authorization"
+	"github.com/tessera-dev/tessera/shard/authorization/maximalpermission"
 	"github.com/tessera-dev/tessera/shard/certs"
 	"github.com/tessera-dev/tessera/shard/fairness"
 	"github.com/tessera-dev/tessera/shard/options"
@@ -140,6 +141,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
 	authz, err = authorization.NewForInformers(factory, func(c *authorization.Config) {
 		c.ContentAdmin = contentAdmin(lcs, func() authorizer.Authorizer { return authz })
+		c.MaximalPermissionPolicy = maximalpermission.Wrap(boundExports(factory))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)

@@ -524,3 +524,58 @@ func names(items []unstructured.Unstructured) []string {
 	}
 	return out
 }
+
+// TestAPIBindingMaximalPermissionPolicy: an export with a local maximal
+// permission policy bounds what a consumer's admin may do with the bound
+// resource to what the provider's RBAC grants the prefixed user and
+// groups.
+func TestAPIBindingMaximalPermissionPolicy(t *testing.T) {
+	s := framework.StartShard(t, withTokens(t, "alice-token,alice,alice-uid"))
+	for _, c := range []logicalcluster.Name{"provider", "consumer"} {
+		createCluster(t, s, c)
+	}
+	s.MustKubectl(t, "provider", "apply", "-f", yamlFile(t, "schema.yaml", cowboysSchema))
+	s.MustKubectl(t, "provider", "apply", "-f", yamlFile(t, "export.yaml", cowboysExport+`  maximalPermissionPolicy:
+    local: {}
+`))
+	// The provider lets every consumer user read cowboys, and nothing more.
+	readers := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "cowboy-readers"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"wildwest.dev"}, Resources: []string{"cowboys"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	if _, err := kube(t, s, "provider").RbacV1().ClusterRoles().Create(t.Context(), readers, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bindClusterRole(t, s, "provider", "", "cowboy-readers", "cowboy-readers", authzGroup("apis.kcp.io:binding:system:authenticated"))
+	createBinding(t, s, "consumer", "cowboys", "provider", "wildwest.dev")
+	waitBound(t, s, "consumer", "cowboys")
+	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+
+	// alice is cluster-admin in the consumer.
+	bindClusterRole(t, s, "consumer", "", "alice-admin", "cluster-admin", authzUser("alice"))
+	eventuallyAllowed(t, "alice reads cowboys", func(ctx context.Context) error {
+		_, err := kubectlAs(t, s, "consumer", "alice-token", "get", "cowboys")
+		return err
+	})
+	out, err := kubectlAs(t, s, "consumer", "alice-token", "delete", "cowboy", "one")
+	if err == nil || !strings.Contains(out, "maximal permission policy") {
+		t.Errorf("alice deleted a cowboy the provider's policy does not allow: %v\n%s", err, out)
+	}
+	// Everything else in the consumer stays alice's.
+	if out, err := kubectlAs(t, s, "consumer", "alice-token", "create", "configmap", "mine"); err != nil {
+		t.Errorf("alice creating a configmap: %v\n%s", err, out)
+	}
+	// The provider widens its policy.
+	writers := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "cowboy-writers"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"wildwest.dev"}, Resources: []string{"cowboys"}, Verbs: []string{"delete"}}},
+	}
+	if _, err := kube(t, s, "provider").RbacV1().ClusterRoles().Create(t.Context(), writers, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bindClusterRole(t, s, "provider", "", "cowboy-writers", "cowboy-writers", authzUser("apis.kcp.io:binding:alice"))
+	eventuallyAllowed(t, "alice deletes the cowboy", func(ctx context.Context) error {
+		_, err := kubectlAs(t, s, "consumer", "alice-token", "delete", "cowboy", "one")
+		return err
+	})
+}

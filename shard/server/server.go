@@ -254,6 +254,7 @@ func (s *Server) build(ctx context.Context) error {
 		Shard:       gc.LoopbackClientConfig,
 		Exports:     s.apiExports,
 		Schemas:     s.apiResourceSchemas,
+		Bindings:    s.apiBindings,
 		ResolvePath: s.resolvePath,
 		Authorizer:  c.authz.Policy(),
 	})

@@ -579,3 +579,136 @@ func TestAPIBindingMaximalPermissionPolicy(t *testing.T) {
 		return err
 	})
 }
+
+// TestAPIBindingPermissionClaims: the export claims configmaps (all) and
+// one secret by name; through the virtual workspace the provider sees the
+// claimed objects of the consumer that accepts the claims and nothing of
+// the one that rejects them, and a revoked claim cuts access at once, also
+// on an open watch.
+func TestAPIBindingPermissionClaims(t *testing.T) {
+	s := framework.StartShard(t)
+	for _, c := range []logicalcluster.Name{"provider", "accepts", "rejects"} {
+		createCluster(t, s, c)
+	}
+	s.MustKubectl(t, "provider", "apply", "-f", yamlFile(t, "schema.yaml", cowboysSchema))
+	s.MustKubectl(t, "provider", "apply", "-f", yamlFile(t, "export.yaml", cowboysExport+`  permissionClaims:
+  - group: ""
+    resource: configmaps
+    all: true
+  - group: ""
+    resource: secrets
+    resourceSelector:
+    - namespace: default
+      name: shared
+`))
+	claims := func(state string) string {
+		return `apiVersion: apis.kcp.io/v1alpha1
+kind: APIBinding
+metadata:
+  name: cowboys
+spec:
+  reference:
+    export:
+      path: provider
+      name: wildwest.dev
+  permissionClaims:
+  - group: ""
+    resource: configmaps
+    all: true
+    state: ` + state + `
+  - group: ""
+    resource: secrets
+    resourceSelector:
+    - namespace: default
+      name: shared
+    state: Accepted
+`
+	}
+	eventually(t, 30*time.Second, "the export's identity", func(ctx context.Context) (bool, error) {
+		e, err := kcpClient(t, s, "provider").APIExports().Get(ctx, "wildwest.dev", metav1.GetOptions{})
+		return err == nil && e.Status.IdentityHash != "", err
+	})
+	s.MustKubectl(t, "accepts", "apply", "-f", yamlFile(t, "accepts.yaml", claims("Accepted")))
+	s.MustKubectl(t, "rejects", "apply", "-f", yamlFile(t, "rejects.yaml", claims("Rejected")))
+	for _, c := range []logicalcluster.Name{"accepts", "rejects"} {
+		b := waitBound(t, s, c, "cowboys")
+		if c == "accepts" && len(b.Status.AppliedPermissionClaims) != 2 {
+			t.Errorf("applied claims of the accepting binding: %+v", b.Status.AppliedPermissionClaims)
+		}
+		s.MustKubectl(t, c, "create", "configmap", "cm", "--from-literal=a=b")
+		s.MustKubectl(t, c, "create", "secret", "generic", "shared", "--from-literal=a=b")
+		s.MustKubectl(t, c, "create", "secret", "generic", "private", "--from-literal=a=b")
+	}
+
+	vw := s.URL + "/services/apiexport/provider/wildwest.dev/clusters/"
+	out := s.MustKubectl(t, "provider", "--server", vw+"*", "api-resources")
+	for _, line := range []string{`(?m)^configmaps\s+cm\s+v1\s+true\s+ConfigMap$`, `(?m)^secrets\s+v1\s+true\s+Secret$`, `(?m)^cowboys\s+wildwest.dev/v1alpha1\s+true\s+Cowboy$`} {
+		if !regexp.MustCompile(line).MatchString(out) {
+			t.Errorf("kubectl api-resources in the virtual workspace has no line %s:\n%s", line, out)
+		}
+	}
+	list := func(resource string) []string {
+		t.Helper()
+		out := s.MustKubectl(t, "provider", "--server", vw+"*", "get", resource, "-A", "--no-headers", "-o", `custom-columns=C:.metadata.annotations.kcp\.io/cluster,N:.metadata.name`)
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			f := strings.Fields(l)
+			if len(f) == 2 && f[1] != "kube-root-ca.crt" {
+				got = append(got, f[0]+"/"+f[1])
+			}
+		}
+		return got
+	}
+	if got := list("configmaps"); strings.Join(got, ",") != "accepts/cm" {
+		t.Errorf("claimed configmaps: %v, want only accepts/cm", got)
+	}
+	if got := list("secrets"); strings.Join(got, ",") != "accepts/shared,rejects/shared" {
+		t.Errorf("claimed secrets: %v, want the shared ones of both (both accept that claim)", got)
+	}
+	if out, err := s.Kubectl("provider", "--server", vw+"rejects", "get", "configmap", "cm"); err == nil {
+		t.Errorf("a configmap of the rejecting consumer:\n%s", out)
+	}
+	if out, err := s.Kubectl("provider", "--server", vw+"accepts", "get", "secret", "private"); err == nil {
+		t.Errorf("a secret the claim does not select:\n%s", out)
+	}
+	s.MustKubectl(t, "provider", "--server", vw+"accepts", "label", "configmap", "cm", "touched=yes")
+
+	// A watch across consumers, then the claim is revoked.
+	cfg := s.Config("")
+	cfg.Host = vw + "*"
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configmaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	initial, err := dyn.Resource(configmaps).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := dyn.Resource(configmaps).Watch(t.Context(), metav1.ListOptions{ResourceVersion: initial.GetResourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	s.MustKubectl(t, "accepts", "label", "configmap", "cm", "before=revocation")
+	select {
+	case ev := <-w.ResultChan():
+		if o, ok := ev.Object.(*unstructured.Unstructured); !ok || o.GetLabels()["before"] != "revocation" {
+			t.Errorf("first watch event: %v %v", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch event for the accepting consumer's configmap")
+	}
+	s.MustKubectl(t, "accepts", "apply", "-f", yamlFile(t, "revoke.yaml", claims("Rejected")))
+	eventually(t, 10*time.Second, "the revoked claim to hide the configmap", func(ctx context.Context) (bool, error) {
+		return len(list("configmaps")) == 0, nil
+	})
+	s.MustKubectl(t, "accepts", "label", "configmap", "cm", "after=revocation")
+	select {
+	case ev := <-w.ResultChan():
+		if o, ok := ev.Object.(*unstructured.Unstructured); ok && o.GetLabels()["after"] == "revocation" {
+			t.Errorf("the open watch saw a change after the claim was revoked")
+		}
+	case <-time.After(2 * time.Second):
+	}
+}

@@ -47,6 +47,9 @@ type Config struct {
 	// APIResourceSchemas.
 	Exports informers.Informer[*apisv1alpha1.APIExport]
 	Schemas informers.Informer[*apisv1alpha1.APIResourceSchema]
+	// Bindings is an informer of the shard's APIBindings, for permission
+	// claims; without it no claimed resource is served.
+	Bindings informers.Informer[*apisv1alpha1.APIBinding]
 	// ResolvePath maps a workspace path or logical cluster name to its
 	// logical cluster.
 	ResolvePath func(logicalcluster.Path) (logicalcluster.Name, bool)
@@ -56,6 +59,7 @@ type Config struct {
 
 type handler struct {
 	cfg       Config
+	discovery builtinDiscovery
 	base      string
 	transport http.RoundTripper
 	codecs    runtime.NegotiatedSerializer
@@ -165,6 +169,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.writeJSON(w, r.discovery)
 		return
 	}
+	if r.filter != nil {
+		h.forwardFiltered(w, req, r.shardPath, r.filter)
+		return
+	}
 	u, err := url.Parse(h.base + r.shardPath)
 	if err != nil {
 		h.writeError(w, req, apierrors.NewBadRequest(fmt.Sprintf("invalid path: %v", err)))
@@ -184,6 +192,9 @@ type routed struct {
 	verbs     []string
 	discovery any
 	shardPath string
+	// filter, when set, passes only the objects of a list or watch it
+	// accepts (claimed resources).
+	filter func(json.RawMessage) bool
 }
 
 // classify routes a request.
@@ -193,52 +204,62 @@ func (h *handler) classify(req *http.Request, t target) (routed, error) {
 	discoveryVerbs := []string{"get", "list", "watch"}
 	switch {
 	case len(seg) == 1 && seg[0] == "api" && get:
-		// No core resource is exported (claims will add some).
-		return routed{verbs: discoveryVerbs, discovery: &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: []string{}}}, nil
+		versions := []string{}
+		for _, c := range h.claimedResources(req, t.export) {
+			if c.gv.Group == "" {
+				versions = []string{"v1"}
+			}
+		}
+		return routed{verbs: discoveryVerbs, discovery: &metav1.APIVersions{TypeMeta: metav1.TypeMeta{Kind: "APIVersions"}, Versions: versions}}, nil
+	case len(seg) == 2 && seg[0] == "api" && seg[1] == "v1" && get:
+		l := h.resourceList(req, t.export, schema.GroupVersion{Version: "v1"})
+		if l == nil {
+			return routed{}, forward.ErrPathNotFound()
+		}
+		return routed{verbs: discoveryVerbs, discovery: l}, nil
 	case len(seg) == 1 && seg[0] == "apis" && get:
-		return routed{verbs: discoveryVerbs, discovery: h.groupList(t.export)}, nil
+		return routed{verbs: discoveryVerbs, discovery: h.groupList(req, t.export)}, nil
 	case len(seg) == 2 && seg[0] == "apis" && get:
-		g := h.group(t.export, seg[1])
+		g := h.group(req, t.export, seg[1])
 		if g == nil {
 			return routed{}, forward.ErrPathNotFound()
 		}
 		return routed{verbs: discoveryVerbs, discovery: g}, nil
 	case len(seg) == 3 && seg[0] == "apis" && get:
-		l := h.resourceList(t.export, schema.GroupVersion{Group: seg[1], Version: seg[2]})
+		l := h.resourceList(req, t.export, schema.GroupVersion{Group: seg[1], Version: seg[2]})
 		if l == nil {
 			return routed{}, forward.ErrPathNotFound()
 		}
 		return routed{verbs: discoveryVerbs, discovery: l}, nil
 	case len(seg) > 3 && seg[0] == "apis":
-		return h.resourceRequest(req, t)
+		return h.resourceRequest(req, t, schema.GroupVersion{Group: seg[1], Version: seg[2]}, seg[:3], seg[3:])
+	case len(seg) > 2 && seg[0] == "api" && seg[1] == "v1":
+		return h.resourceRequest(req, t, schema.GroupVersion{Version: "v1"}, seg[:2], seg[2:])
 	}
 	return routed{}, forward.ErrPathNotFound()
 }
 
-// resourceRequest routes /apis/<g>/<v>/[watch/][namespaces/<ns>/]<resource>[/<name>[/<sub>]].
-func (h *handler) resourceRequest(req *http.Request, t target) (routed, error) {
-	gv := schema.GroupVersion{Group: t.segments[1], Version: t.segments[2]}
-	rest := t.segments[3:]
+// resourceRequest routes <prefix>/[watch/][namespaces/<ns>/]<resource>[/<name>[/<sub>]],
+// where prefix is /apis/<g>/<v> or /api/v1.
+func (h *handler) resourceRequest(req *http.Request, t target, gv schema.GroupVersion, prefix, rest []string) (routed, error) {
+	prefix = append([]string(nil), prefix...)
 	legacyWatch := false
 	if rest[0] == "watch" {
 		legacyWatch, rest = true, rest[1:]
-	}
-	prefix := []string{"apis", gv.Group, gv.Version}
-	if legacyWatch {
 		prefix = append(prefix, "watch")
 	}
+	namespace := ""
 	if len(rest) >= 3 && rest[0] == "namespaces" {
+		namespace = rest[1]
 		prefix = append(prefix, "namespaces", rest[1])
 		rest = rest[2:]
-	} else if len(rest) == 2 && rest[0] == "namespaces" {
-		return routed{}, forward.ErrPathNotFound() // namespaces are not exported
 	}
 	if len(rest) == 0 || len(rest) > 3 {
 		return routed{}, forward.ErrPathNotFound()
 	}
 	resource := rest[0]
 	if h.exported(t.export, gv, resource) == nil {
-		return routed{}, forward.ErrPathNotFound()
+		return h.claimedRequest(req, t, gv, prefix, rest, namespace, legacyWatch)
 	}
 	identity := t.export.Status.IdentityHash
 	if identity == "" {
@@ -347,7 +368,7 @@ func (h *handler) exported(export *apisv1alpha1.APIExport, gv schema.GroupVersio
 }
 
 // versionsOf returns the served versions of each group, newest first.
-func (h *handler) versionsOf(export *apisv1alpha1.APIExport) map[string][]string {
+func (h *handler) versionsOf(req *http.Request, export *apisv1alpha1.APIExport) map[string][]string {
 	byGroup := map[string]sets.Set[string]{}
 	for _, s := range h.schemas(export) {
 		if s.Spec.Group == "" {
@@ -361,6 +382,15 @@ func (h *handler) versionsOf(export *apisv1alpha1.APIExport) map[string][]string
 				byGroup[s.Spec.Group].Insert(v.Name)
 			}
 		}
+	}
+	for _, c := range h.claimedResources(req, export) {
+		if c.gv.Group == "" {
+			continue
+		}
+		if byGroup[c.gv.Group] == nil {
+			byGroup[c.gv.Group] = sets.New[string]()
+		}
+		byGroup[c.gv.Group].Insert(c.gv.Version)
 	}
 	out := map[string][]string{}
 	for g, vs := range byGroup {
@@ -382,9 +412,9 @@ func apiGroup(name string, versions []string) metav1.APIGroup {
 	return g
 }
 
-func (h *handler) groupList(export *apisv1alpha1.APIExport) *metav1.APIGroupList {
+func (h *handler) groupList(req *http.Request, export *apisv1alpha1.APIExport) *metav1.APIGroupList {
 	l := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
-	byGroup := h.versionsOf(export)
+	byGroup := h.versionsOf(req, export)
 	names := make([]string, 0, len(byGroup))
 	for g := range byGroup {
 		names = append(names, g)
@@ -398,8 +428,8 @@ func (h *handler) groupList(export *apisv1alpha1.APIExport) *metav1.APIGroupList
 	return l
 }
 
-func (h *handler) group(export *apisv1alpha1.APIExport, name string) *metav1.APIGroup {
-	versions, ok := h.versionsOf(export)[name]
+func (h *handler) group(req *http.Request, export *apisv1alpha1.APIExport, name string) *metav1.APIGroup {
+	versions, ok := h.versionsOf(req, export)[name]
 	if !ok {
 		return nil
 	}
@@ -407,7 +437,7 @@ func (h *handler) group(export *apisv1alpha1.APIExport, name string) *metav1.API
 	return &g
 }
 
-func (h *handler) resourceList(export *apisv1alpha1.APIExport, gv schema.GroupVersion) *metav1.APIResourceList {
+func (h *handler) resourceList(req *http.Request, export *apisv1alpha1.APIExport, gv schema.GroupVersion) *metav1.APIResourceList {
 	l := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String(), APIResources: []metav1.APIResource{}}
 	found := false
 	for _, s := range h.schemas(export) {
@@ -434,6 +464,12 @@ func (h *handler) resourceList(export *apisv1alpha1.APIExport, gv schema.GroupVe
 				l.APIResources = append(l.APIResources, metav1.APIResource{Name: n.Plural + "/scale", Namespaced: namespaced, Group: "autoscaling",
 					Version: "v1", Kind: "Scale", Verbs: metav1.Verbs{"get", "patch", "update"}})
 			}
+		}
+	}
+	for _, c := range h.claimedResources(req, export) {
+		if c.gv == gv {
+			found = true
+			l.APIResources = append(l.APIResources, c.resource)
 		}
 	}
 	if !found {

@@ -60,5 +60,23 @@ func (s *Server) WriteAdminKubeconfig() (string, error) {
 	if err := clientcmd.WriteToFile(*cfg, p); err != nil {
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
+	// kcp writes the serving certificate beside admin.kubeconfig; scripts
+	// written for kcp read it from there.
+	for _, f := range []struct{ from, to string }{
+		{s.Certs.Serving.CertFile, "apiserver.crt"},
+		{s.Certs.Serving.KeyFile, "apiserver.key"},
+	} {
+		b, err := os.ReadFile(f.from)
+		if err != nil {
+			return "", err
+		}
+		to := filepath.Join(filepath.Dir(p), f.to)
+		if filepath.Clean(to) == filepath.Clean(f.from) {
+			continue
+		}
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			return "", fmt.Errorf("writing %s: %w", to, err)
+		}
+	}
 	return p, nil
 }

@@ -124,10 +124,16 @@ func ensureShard(ctx context.Context, root *kcpclient.Clientset, desired *corev1
 			return err
 		case err != nil:
 			return err
-		case equality.Semantic.DeepEqual(existing.Spec, desired.Spec):
+		case equality.Semantic.DeepEqual(existing.Spec, desired.Spec) && hasLabels(existing.Labels, desired.Labels):
 			return nil
 		}
 		existing.Spec = desired.Spec
+		if existing.Labels == nil {
+			existing.Labels = map[string]string{}
+		}
+		for k, v := range desired.Labels {
+			existing.Labels[k] = v
+		}
 		_, err = root.Shards().Update(ctx, existing, metav1.UpdateOptions{})
 		return err
 	})
@@ -135,6 +141,16 @@ func ensureShard(ctx context.Context, root *kcpclient.Clientset, desired *corev1
 		return fmt.Errorf("registering shard %s: %w", desired.Name, err)
 	}
 	return nil
+}
+
+// hasLabels tells whether labels has every label of want.
+func hasLabels(labels, want map[string]string) bool {
+	for k, v := range want {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // retryBootstrap retries f for a minute: right after start the informers
@@ -163,7 +179,9 @@ func (s *Server) bootstrapTenancy(ctx context.Context) error {
 	}
 	o := s.Options
 	return ensureShard(ctx, root, &corev1alpha1.Shard{
-		ObjectMeta: metav1.ObjectMeta{Name: o.ShardName},
+		// kcp's shards carry their name as label name (kcp's clients
+		// select the root shard by name=root).
+		ObjectMeta: metav1.ObjectMeta{Name: o.ShardName, Labels: map[string]string{"name": o.ShardName}},
 		Spec: corev1alpha1.ShardSpec{
 			BaseURL:             o.ShardBaseURL,
 			ExternalURL:         o.ShardExternalURL,

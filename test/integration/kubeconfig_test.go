@@ -53,3 +53,20 @@ func TestAdminKubeconfigIsSelfContained(t *testing.T) {
 		t.Errorf("kubectl with a copy of the admin kubeconfig: %v\n%s", err, out)
 	}
 }
+
+// TestKCPClientFiles: kcp's clients find the serving certificate beside
+// admin.kubeconfig, and the root shard by its label name=root with its
+// virtual workspace URL.
+func TestKCPClientFiles(t *testing.T) {
+	s := framework.StartShard(t)
+	dir := filepath.Dir(s.Kubeconfig)
+	for _, f := range []string{"apiserver.crt", "apiserver.key"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s beside admin.kubeconfig: %v", f, err)
+		}
+	}
+	out := s.MustKubectl(t, "root", "get", "shards", "-l", "name=root", "-o", "jsonpath={.items[*].metadata.name} {.items[*].spec.virtualWorkspaceURL}")
+	if out != "root "+s.URL {
+		t.Errorf("the root shard by label name=root: %q, want %q", out, "root "+s.URL)
+	}
+}

@@ -2,10 +2,12 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,7 +16,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -710,5 +715,101 @@ spec:
 			t.Errorf("the open watch saw a change after the claim was revoked")
 		}
 	case <-time.After(2 * time.Second):
+	}
+}
+
+// TestAPIExportVirtualWorkspaceInformer: a client-go informer on the
+// virtual workspace URL of an export, across 100 consumer clusters,
+// receives every create, update and delete of the bound resource.
+func TestAPIExportVirtualWorkspaceInformer(t *testing.T) {
+	const consumers = 100
+	s := framework.StartShard(t)
+	createCluster(t, s, "provider")
+	publishCowboys(t, s, "provider")
+	names := make([]logicalcluster.Name, consumers)
+	for i := range names {
+		names[i] = logicalcluster.Name(fmt.Sprintf("consumer-%03d", i))
+		createCluster(t, s, names[i])
+		createBinding(t, s, names[i], "cowboys", "provider", "wildwest.dev")
+	}
+	for _, c := range names {
+		waitBound(t, s, c, "cowboys")
+	}
+
+	cfg := s.Config("")
+	cfg.Host = s.URL + "/services/apiexport/provider/wildwest.dev/clusters/*"
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]map[string]int{"add": {}, "update": {}, "delete": {}}
+	record := func(kind string, obj any) {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen[kind][logicalcluster.From(u).String()+"/"+u.GetName()]++
+	}
+	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	informer := factory.ForResource(cowboysGVR).Informer()
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { record("add", obj) },
+		UpdateFunc: func(_, obj any) { record("update", obj) },
+		DeleteFunc: func(obj any) { record("delete", obj) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("the informer did not sync")
+	}
+	count := func(kind string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen[kind])
+	}
+	clients := make([]dynamic.ResourceInterface, consumers)
+	for i, c := range names {
+		clients[i] = dynamicClient(t, s, c).Resource(cowboysGVR).Namespace("default")
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "wildwest.dev/v1alpha1", "kind": "Cowboy",
+			"metadata": map[string]any{"name": string(c)}, "spec": map[string]any{"intent": "ride"},
+		}}
+		if _, err := clients[i].Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "an add event per consumer", func(context.Context) (bool, error) { return count("add") == consumers, nil })
+	for i, c := range names {
+		if _, err := clients[i].Patch(t.Context(), string(c), types.MergePatchType, []byte(`{"spec":{"intent":"rest"}}`), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "an update event per consumer", func(context.Context) (bool, error) { return count("update") == consumers, nil })
+	for i, c := range names {
+		if err := clients[i].Delete(t.Context(), string(c), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "a delete event per consumer", func(context.Context) (bool, error) { return count("delete") == consumers, nil })
+	mu.Lock()
+	defer mu.Unlock()
+	for kind, byObject := range seen {
+		for obj, n := range byObject {
+			if !strings.HasSuffix(obj, "/"+strings.SplitN(obj, "/", 2)[0]) {
+				t.Errorf("%s event of %s: the object is named after another consumer", kind, obj)
+			}
+			if kind != "update" && n != 1 {
+				t.Errorf("%d %s events of %s", n, kind, obj)
+			}
+		}
 	}
 }

@@ -372,12 +372,13 @@ func KubectlPath() (string, error) {
 }
 
 // Run runs a command with extra environment variables and returns its
-// combined output; ctx bounds it.
+// combined output; ctx bounds it. An error is an *Error that tells the
+// command, how it ended and its output.
 func Run(ctx context.Context, env []string, name string, args ...string) (string, error) {
 	cmd := command(ctx, env, name, args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+		return string(out), flat(fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out))
 	}
 	return string(out), nil
 }
@@ -390,7 +391,7 @@ func Output(ctx context.Context, env []string, name string, args ...string) (str
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s%s", filepath.Base(name), strings.Join(args, " "), err, out, stderr.Bytes())
+		return string(out), flat(fmt.Errorf("%s %s: %w\n%s%s", filepath.Base(name), strings.Join(args, " "), err, out, stderr.Bytes()))
 	}
 	return string(out), nil
 }

@@ -25,6 +25,7 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -371,16 +372,35 @@ func KubectlPath() (string, error) {
 }
 
 // Run runs a command with extra environment variables and returns its
-// combined output; ctx bounds it.
+// combined output; ctx bounds it. An error is an *Error that tells the
+// command, how it ended and its output.
 func Run(ctx context.Context, env []string, name string, args ...string) (string, error) {
+	cmd := command(ctx, env, name, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), flat(fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out))
+	}
+	return string(out), nil
+}
+
+// Output runs a command like Run but returns its standard output alone, what
+// a shell's `> file` keeps; an error carries the standard error too.
+func Output(ctx context.Context, env []string, name string, args ...string) (string, error) {
+	cmd := command(ctx, env, name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), flat(fmt.Errorf("%s %s: %w\n%s%s", filepath.Base(name), strings.Join(args, " "), err, out, stderr.Bytes()))
+	}
+	return string(out), nil
+}
+
+func command(ctx context.Context, env []string, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
-	}
-	return string(out), nil
+	return cmd
 }
 
 // Kubectl runs kubectl with a kubeconfig and returns its combined output.

@@ -12,8 +12,8 @@ import (
 )
 
 // BinDir returns the directory of the built tessera binaries (tessera,
-// kubectl-ws): TESSERA_E2E_BIN_DIR, else <repo>/bin, as `make build` writes
-// them.
+// kubectl-ws, kubectl-kcp): TESSERA_E2E_BIN_DIR, else <repo>/bin, as `make
+// build` writes them.
 func BinDir() (string, error) {
 	if dir := os.Getenv("TESSERA_E2E_BIN_DIR"); dir != "" {
 		return dir, nil
@@ -25,9 +25,9 @@ func BinDir() (string, error) {
 	return filepath.Join(root, "bin"), nil
 }
 
-// WS runs the real kubectl with the built kubectl-ws plugin first on PATH,
-// on a kubeconfig of its own that the plugin edits, as somebody at a
-// terminal does.
+// WS runs the real kubectl with the built plugins (kubectl-ws, kubectl-kcp)
+// first on PATH, on a kubeconfig of its own that kubectl ws edits, as
+// somebody at a terminal does.
 type WS struct {
 	// Kubeconfig is the copy kubectl and the plugin read and write.
 	Kubeconfig string
@@ -36,18 +36,20 @@ type WS struct {
 	cacheDir string
 }
 
-// newWS checks that the plugin was built and writes cfg as the session's
+// newWS checks that the plugins were built and writes cfg as the session's
 // kubeconfig, env.Dir/kubectl-ws/<name>.kubeconfig.
 func (e *Env) newWS(name string, cfg *clientcmdapi.Config) (*WS, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
 	}
-	plugin := filepath.Join(bin, "kubectl-ws")
-	if st, err := os.Stat(plugin); err != nil {
-		return nil, fmt.Errorf("the kubectl ws plugin (make build, or set TESSERA_E2E_BIN_DIR): %w", err)
-	} else if st.IsDir() || st.Mode()&0o111 == 0 {
-		return nil, fmt.Errorf("the kubectl ws plugin %s is not an executable file", plugin)
+	for _, plugin := range []string{"kubectl-ws", "kubectl-kcp"} {
+		p := filepath.Join(bin, plugin)
+		if st, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("the %s plugin (make build, or set TESSERA_E2E_BIN_DIR): %w", plugin, err)
+		} else if st.IsDir() || st.Mode()&0o111 == 0 {
+			return nil, fmt.Errorf("the %s plugin %s is not an executable file", plugin, p)
+		}
 	}
 	dir := filepath.Join(e.Dir, "kubectl-ws")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -76,7 +78,22 @@ func (w *WS) Kubectl(ctx context.Context, args ...string) (string, error) {
 	}
 	// The kubeconfig goes in the environment: kubectl finds a plugin only
 	// when no flag comes before its name.
-	return Run(ctx, []string{"KUBECONFIG=" + w.Kubeconfig, "PATH=" + w.path, "KUBECACHEDIR=" + w.cacheDir}, kubectl, args...)
+	return Run(ctx, w.env(), kubectl, args...)
+}
+
+// KubectlOutput runs kubectl like Kubectl but returns its standard output
+// alone, what `kubectl ... > file` writes; an error carries the standard
+// error too.
+func (w *WS) KubectlOutput(ctx context.Context, args ...string) (string, error) {
+	kubectl, err := KubectlPath()
+	if err != nil {
+		return "", err
+	}
+	return Output(ctx, w.env(), kubectl, args...)
+}
+
+func (w *WS) env() []string {
+	return []string{"KUBECONFIG=" + w.Kubeconfig, "PATH=" + w.path, "KUBECACHEDIR=" + w.cacheDir}
 }
 
 // AdminWS starts a kubectl ws session as the admin on a copy of the

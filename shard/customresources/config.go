@@ -56,6 +56,11 @@ type Config struct {
 	// BoundCRDs finds the CRDs of an identity for wildcard requests of
 	// <resource>:<identity>. When nil, they get 404.
 	BoundCRDs BoundCRDsGetter
+	// BoundIdentities returns the identities a group/resource is bound
+	// under on the shard. A wildcard request for a resource without an
+	// identity that no CRD serves is served from the identity when there
+	// is exactly one. May be nil.
+	BoundIdentities func(group, resource string) ([]string, error)
 	// RESTOptionsGetter hands out the storage of every CRD version; see the
 	// package documentation for what it must provide. Required.
 	RESTOptionsGetter generic.RESTOptionsGetter

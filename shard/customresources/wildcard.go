@@ -41,6 +41,14 @@ func (h *Handler) serveWildcard(w http.ResponseWriter, req *http.Request, logger
 		return
 	}
 	crd := wildcardCRD(info.Resource+"."+info.APIGroup, crds)
+	if crd == nil && h.config.BoundIdentities != nil {
+		// No CRD of the name: a resource bound under one identity only is
+		// served from it.
+		if ids, err := h.config.BoundIdentities(info.APIGroup, info.Resource); err == nil && len(ids) == 1 {
+			h.serveIdentityWildcard(w, req, logger, info, ids[0])
+			return
+		}
+	}
 	if crd == nil || !servable(crd, info) {
 		h.notFound(w, req, info)
 		return

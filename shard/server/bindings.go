@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -21,6 +22,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/authorization/maximalpermission"
 	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
+	"github.com/tessera-dev/tessera/shard/customresources"
 	"github.com/tessera-dev/tessera/shard/storage"
 )
 
@@ -428,4 +430,66 @@ func boundExports(f *informers.SharedInformerFactory) maximalpermission.BoundExp
 		}
 		return e, true
 	}
+}
+
+// boundIdentities returns the identities under which group/resource is
+// bound anywhere on the shard, sorted.
+func (s *Server) boundIdentities(group, resource string) ([]string, error) {
+	objs, err := s.apiBindings.Informer().GetIndexer().ByIndex(apibinding.ByBoundGroupResource, resource+"."+group)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, o := range objs {
+		b, ok := o.(*apisv1alpha1.APIBinding)
+		if !ok {
+			continue
+		}
+		for _, r := range b.Status.BoundResources {
+			if r.Group == group && r.Resource == resource {
+				set[r.Schema.IdentityHash] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// wildcardBoundCRDs returns, for discovery and OpenAPI at /clusters/*, the
+// synthetic CRD of every bound resource that no cluster's CRD serves and
+// that is bound under one identity only: requests across all clusters
+// without an identity are served from that identity
+// (customresources.Config.BoundIdentities).
+func (s *Server) wildcardBoundCRDs(skip map[string]bool) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	names := s.apiBindings.Informer().GetIndexer().ListIndexFuncValues(apibinding.ByBoundGroupResource)
+	sort.Strings(names)
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, name := range names {
+		if skip[name] {
+			continue
+		}
+		resource, group, ok := strings.Cut(name, ".")
+		if !ok {
+			continue
+		}
+		ids, err := s.boundIdentities(group, resource)
+		if err != nil {
+			return nil, err
+		}
+		if len(ids) != 1 {
+			continue
+		}
+		crds, err := s.identityCRDs(group, resource, ids[0])
+		if err != nil {
+			return nil, err
+		}
+		if crd := customresources.WildcardCRD(name, crds); crd != nil {
+			out = append(out, crd)
+		}
+	}
+	return out, nil
 }

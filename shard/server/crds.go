@@ -85,7 +85,15 @@ func (s *Server) wildcardCRDs() ([]*apiextensionsv1.CustomResourceDefinition, er
 			out = append(out, crd)
 		}
 	}
-	return out, nil
+	skip := map[string]bool{}
+	for _, crd := range out {
+		skip[crd.Name] = true
+	}
+	bound, err := s.wildcardBoundCRDs(skip)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, bound...), nil
 }
 
 // crdsNamed returns the CRDs named <resource>.<group> in every logical

@@ -131,9 +131,10 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.apiBindings = s.Informers.APIBindings()
 	if err := s.apiBindings.Informer().AddIndexers(cache.Indexers{
-		apibinding.ByBoundResource: apibinding.BoundResourceIndex,
-		apibinding.ByExport:        apibinding.ExportIndex,
-		apibinding.ByIdentity:      apibinding.IdentityIndex,
+		apibinding.ByBoundResource:      apibinding.BoundResourceIndex,
+		apibinding.ByExport:             apibinding.ExportIndex,
+		apibinding.ByIdentity:           apibinding.IdentityIndex,
+		apibinding.ByBoundGroupResource: apibinding.BoundGroupResourceIndex,
 	}); err != nil {
 		return err
 	}
@@ -206,9 +207,10 @@ func (s *Server) build(ctx context.Context) error {
 		crDecorator = shared.CachingDecorator()
 	}
 	crHandler, err := customresources.New(customresources.Config{
-		CRDs:      s.crdFor,
-		CRDsNamed: s.crdsNamed,
-		BoundCRDs: s.identityCRDs,
+		CRDs:            s.crdFor,
+		CRDsNamed:       s.crdsNamed,
+		BoundCRDs:       s.identityCRDs,
+		BoundIdentities: s.boundIdentities,
 		RESTOptionsGetter: &customresources.RESTOptionsGetter{
 			Backend:      c.Storage.Backend,
 			Transformers: c.Storage.Transformers,

@@ -246,6 +246,13 @@ spec:
 		t.Errorf("configmaps through the virtual workspace:\n%s", out)
 	}
 
+	// Across all clusters, the shard admin's kubectl lists the Cowboys of
+	// the only export that binds them.
+	out = s.MustKubectl(t, logicalcluster.Wildcard, "get", "cowboys", "-A", "-o", `custom-columns=WORKSPACE:.metadata.annotations.kcp\.io/cluster,NAME:.metadata.name`)
+	if !regexp.MustCompile(`(?m)^` + consumer.Spec.Cluster + `\s+one$`).MatchString(out) {
+		t.Errorf("kubectl get cowboys -A at /clusters/*:\n%s", out)
+	}
+
 	// The provider itself does not serve the resource.
 	if out, err := s.Kubectl(providerPath, "get", "cowboys"); err == nil {
 		t.Errorf("the provider serves cowboys without a binding:\n%s", out)

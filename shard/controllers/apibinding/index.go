@@ -93,3 +93,20 @@ func ExportIdentityIndex(obj any) ([]string, error) {
 	}
 	return []string{e.Status.IdentityHash}, nil
 }
+
+// ByBoundGroupResource indexes APIBindings by "<resource>.<group>" of each
+// bound resource, across clusters.
+const ByBoundGroupResource = "apis.kcp.io/bound-group-resource"
+
+// BoundGroupResourceIndex is the index function of ByBoundGroupResource.
+func BoundGroupResourceIndex(obj any) ([]string, error) {
+	b, ok := obj.(*apisv1alpha1.APIBinding)
+	if !ok {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(b.Status.BoundResources))
+	for _, r := range b.Status.BoundResources {
+		keys = append(keys, r.Resource+"."+r.Group)
+	}
+	return keys, nil
+}

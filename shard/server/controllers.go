@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
@@ -99,7 +100,10 @@ func (s *Server) newControllers() error {
 // newAPIControllers builds the controllers of APIs as a service: export
 // identities and bindings.
 func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
-	identities, err := apiexport.New(kube, s.kcpClients, s.Informers)
+	shards := s.Informers.Shards()
+	identities, err := apiexport.New(kube, s.kcpClients, s.Informers, func(e *apisv1alpha1.APIExport) []string {
+		return apiexportendpointslice.URLs(shards, s.pathOf, e)
+	})
 	if err != nil {
 		return fmt.Errorf("APIExport identity controller: %w", err)
 	}

@@ -160,6 +160,11 @@ func TestAPIBindingQuickstart(t *testing.T) {
 	if !strings.Contains(out, "identityHash: "+hash) || !strings.Contains(out, "name: wildwest.dev") {
 		t.Errorf("kubectl get apiexport -o yaml:\n%s", out)
 	}
+	eventually(t, 30*time.Second, "the export's virtual workspace URL", func(ctx context.Context) (bool, error) {
+		e, err := kcpClient(t, s, providerPath).APIExports().Get(ctx, "wildwest.dev", metav1.GetOptions{})
+		return err == nil && len(e.Status.VirtualWorkspaces) == 1 &&
+			e.Status.VirtualWorkspaces[0].URL == s.URL+"/services/apiexport/root:wildwest:cowboys-service/wildwest.dev", err
+	})
 	out = s.MustKubectl(t, providerPath, "get", "secret", "-n", "kcp-system", "wildwest.dev", "-o", "jsonpath={.data.key}")
 	if out == "" {
 		t.Errorf("the generated identity secret kcp-system/wildwest.dev has no key")
@@ -240,6 +245,16 @@ spec:
 	s.MustKubectl(t, providerPath, "--server", consumerVW, "patch", "cowboy", "one", "--subresource=status", "--type=merge", "-p", `{"status":{"result":"roped"}}`)
 	if out := s.MustKubectl(t, consumerPath, "get", "cowboy", "one", "-o", "jsonpath={.status.result}"); out != "roped" {
 		t.Errorf("the status the provider wrote: %q", out)
+	}
+	// kubectl validates and explains with the virtual workspace's OpenAPI.
+	out = s.MustKubectl(t, providerPath, "--server", vw, "explain", "cowboys.spec")
+	if !strings.Contains(out, "intent") {
+		t.Errorf("kubectl explain in the virtual workspace:\n%s", out)
+	}
+	two := strings.Replace(cowboyOne, "name: one", "name: two", 1)
+	out = s.MustKubectl(t, providerPath, "--server", consumerVW, "create", "-f", yamlFile(t, "two.yaml", two))
+	if !strings.Contains(out, "cowboy.wildwest.dev/two created") {
+		t.Errorf("kubectl create through the virtual workspace: %s", out)
 	}
 	// Nothing else of the consumer is reachable.
 	if out, err := s.Kubectl(providerPath, "--server", consumerVW, "get", "configmaps"); err == nil {

@@ -169,6 +169,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.writeJSON(w, r.discovery)
 		return
 	}
+	if r.openAPIV3 != nil {
+		h.openAPIV3(w, req, t, r.openAPIV3)
+		return
+	}
 	if r.filter != nil {
 		h.forwardFiltered(w, req, r.shardPath, r.filter)
 		return
@@ -195,6 +199,9 @@ type routed struct {
 	// filter, when set, passes only the objects of a list or watch it
 	// accepts (claimed resources).
 	filter func(json.RawMessage) bool
+	// openAPIV3, when set, are the segments of an OpenAPI v3 path after
+	// /openapi/v3 (empty for the root document).
+	openAPIV3 []string
 }
 
 // classify routes a request.
@@ -233,6 +240,8 @@ func (h *handler) classify(req *http.Request, t target) (routed, error) {
 		return routed{verbs: discoveryVerbs, discovery: l}, nil
 	case len(seg) > 3 && seg[0] == "apis":
 		return h.resourceRequest(req, t, schema.GroupVersion{Group: seg[1], Version: seg[2]}, seg[:3], seg[3:])
+	case len(seg) >= 2 && seg[0] == "openapi" && seg[1] == "v3" && get:
+		return routed{verbs: discoveryVerbs, openAPIV3: append([]string{}, seg[2:]...)}, nil
 	case len(seg) > 2 && seg[0] == "api" && seg[1] == "v1":
 		return h.resourceRequest(req, t, schema.GroupVersion{Version: "v1"}, seg[:2], seg[2:])
 	}

@@ -33,11 +33,15 @@ type Controller struct {
 	exports informers.Informer[*apisv1alpha1.APIExport]
 	kube    *clusters.ClusterClientset
 	kcp     *clusters.KCPClusterClientset
+	urls    func(*apisv1alpha1.APIExport) []string
 }
 
-// New wires the controller to the shard's APIExport informer.
-func New(kube *clusters.ClusterClientset, kcp *clusters.KCPClusterClientset, f *informers.SharedInformerFactory) (*Controller, error) {
-	c := &Controller{exports: f.APIExports(), kube: kube, kcp: kcp}
+// New wires the controller to the shard's APIExport informer. urls returns
+// the URLs of the apiexport virtual workspace that serve an export, for
+// status.virtualWorkspaces (kcp's older way to find them; endpoint slices
+// are the current one); nil leaves it empty.
+func New(kube *clusters.ClusterClientset, kcp *clusters.KCPClusterClientset, f *informers.SharedInformerFactory, urls func(*apisv1alpha1.APIExport) []string) (*Controller, error) {
+	c := &Controller{exports: f.APIExports(), kube: kube, kcp: kcp, urls: urls}
 	c.Controller = reconciler.New("apiexport-identity", reconciler.Func(c.reconcile), reconciler.Options{Workers: 2})
 	if err := c.Watch(c.exports.Informer(), c.EnqueueHandler()); err != nil {
 		return nil, err
@@ -93,6 +97,19 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 				conditionsv1alpha1.ConditionSeverityError, "the key of Secret %s/%s hashes to another identity than status.identityHash %s; an export's identity cannot change",
 				ref.Namespace, ref.Name, updated.Status.IdentityHash)
 			result.RequeueAfter = RecheckInterval
+		}
+	}
+	if c.urls != nil {
+		var vws []apisv1alpha1.VirtualWorkspace
+		for _, u := range c.urls(export) {
+			vws = append(vws, apisv1alpha1.VirtualWorkspace{URL: u})
+		}
+		updated.Status.VirtualWorkspaces = vws
+		if len(vws) > 0 {
+			conditionsv1alpha1.MarkTrue(updated, apisv1alpha1.APIExportVirtualWorkspaceURLsReady)
+		} else {
+			conditionsv1alpha1.MarkFalse(updated, apisv1alpha1.APIExportVirtualWorkspaceURLsReady, apisv1alpha1.ErrorGeneratingURLsReason,
+				conditionsv1alpha1.ConditionSeverityWarning, "no shard serves the apiexport virtual workspace")
 		}
 	}
 	if equality.Semantic.DeepEqual(export.Status, updated.Status) {

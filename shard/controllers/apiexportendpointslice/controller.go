@@ -172,30 +172,10 @@ func (c *Controller) compute(cluster logicalcluster.Name, s *apisv1alpha1.APIExp
 		return
 	}
 	conditionsv1alpha1.Delete(s, apisv1alpha1.PartitionValid)
-	exportPath := c.cfg.PathOf(logicalcluster.From(export))
-	if exportPath == "" {
-		exportPath = logicalcluster.From(export).String()
-	}
-	shards, err := c.shards.Lister().List(labels.Everything())
-	if err != nil {
-		shards = nil
-	}
-	urls := map[string]bool{}
-	for _, sh := range shards {
-		base := sh.Spec.VirtualWorkspaceURL
-		if base == "" {
-			base = sh.Spec.BaseURL
-		}
-		if base == "" {
-			continue
-		}
-		urls[strings.TrimRight(base, "/")+apiexportvw.URLFor(exportPath, export.Name)] = true
-	}
-	endpoints := make([]apisv1alpha1.APIExportEndpoint, 0, len(urls))
-	for u := range urls {
+	var endpoints []apisv1alpha1.APIExportEndpoint
+	for _, u := range URLs(c.shards, c.cfg.PathOf, export) {
 		endpoints = append(endpoints, apisv1alpha1.APIExportEndpoint{URL: u})
 	}
-	sort.Slice(endpoints, func(i, j int) bool { return endpoints[i].URL < endpoints[j].URL })
 	s.Status.APIExportEndpoints = endpoints
 	conditionsv1alpha1.MarkTrue(s, apisv1alpha1.APIExportEndpointSliceURLsReady)
 }
@@ -205,4 +185,34 @@ func (c *Controller) invalid(s *apisv1alpha1.APIExportEndpointSlice, format stri
 	s.Status.APIExportEndpoints = nil
 	conditionsv1alpha1.MarkFalse(s, apisv1alpha1.APIExportEndpointSliceURLsReady, apisv1alpha1.APIExportNotFoundReason, conditionsv1alpha1.ConditionSeverityError,
 		"no endpoints without the APIExport")
+}
+
+// URLs returns the URL of the export's virtual workspace on every shard,
+// sorted: <virtual workspace URL of the shard>/services/apiexport/<export
+// workspace path>/<export name>.
+func URLs(shards informers.Informer[*corev1alpha1.Shard], pathOf func(logicalcluster.Name) string, export *apisv1alpha1.APIExport) []string {
+	exportPath := pathOf(logicalcluster.From(export))
+	if exportPath == "" {
+		exportPath = logicalcluster.From(export).String()
+	}
+	list, err := shards.Lister().List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	set := map[string]bool{}
+	for _, sh := range list {
+		base := sh.Spec.VirtualWorkspaceURL
+		if base == "" {
+			base = sh.Spec.BaseURL
+		}
+		if base != "" {
+			set[strings.TrimRight(base, "/")+apiexportvw.URLFor(exportPath, export.Name)] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for u := range set {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/controllers/admissionpolicystatus"
+	"github.com/tessera-dev/tessera/shard/controllers/apibinder"
 	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
 	"github.com/tessera-dev/tessera/shard/controllers/apiexport"
 	"github.com/tessera-dev/tessera/shard/controllers/apiexportendpointslice"
@@ -134,7 +135,11 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	if err != nil {
 		return fmt.Errorf("APIExportEndpointSlice controller: %w", err)
 	}
-	s.controllers = append(s.controllers, identities, bindings, slices)
+	binder, err := apibinder.New(apibinder.Config{Factory: s.Informers, KCP: s.kcpClients, Types: s.lookupWorkspaceType})
+	if err != nil {
+		return fmt.Errorf("apibinder: %w", err)
+	}
+	s.controllers = append(s.controllers, identities, bindings, slices, binder)
 	return nil
 }
 

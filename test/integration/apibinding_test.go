@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/test/integration/framework"
@@ -833,5 +836,72 @@ func TestAPIExportVirtualWorkspaceInformer(t *testing.T) {
 				t.Errorf("%d %s events of %s", n, kind, obj)
 			}
 		}
+	}
+}
+
+// TestWorkspaceTypeDefaultAPIBindings: a workspace of a type with
+// defaultAPIBindings (here through a type it extends) becomes Ready only
+// once its default bindings are Bound, and serves their resources then; a
+// default binding to an export that does not exist keeps it initializing.
+func TestWorkspaceTypeDefaultAPIBindings(t *testing.T) {
+	s := framework.StartShard(t)
+	createWorkspace(t, s, logicalcluster.Root, "wildwest", nil)
+	createWorkspace(t, s, "root:wildwest", "cowboys-service", nil)
+	publishCowboys(t, s, "root:wildwest:cowboys-service")
+	types := `apiVersion: tenancy.kcp.io/v1alpha1
+kind: WorkspaceType
+metadata:
+  name: ranch
+spec:
+  defaultAPIBindings:
+  - path: root:wildwest:cowboys-service
+    export: wildwest.dev
+---
+apiVersion: tenancy.kcp.io/v1alpha1
+kind: WorkspaceType
+metadata:
+  name: big-ranch
+spec:
+  extend:
+    with:
+    - name: ranch
+      path: root
+    - name: universal
+      path: root
+---
+apiVersion: tenancy.kcp.io/v1alpha1
+kind: WorkspaceType
+metadata:
+  name: ghost-ranch
+spec:
+  defaultAPIBindings:
+  - path: root:wildwest:cowboys-service
+    export: ghost.dev
+`
+	s.MustKubectl(t, logicalcluster.Root, "apply", "-f", yamlFile(t, "types.yaml", types))
+	ws := createWorkspace(t, s, logicalcluster.Root, "farm", &tenancyv1alpha1.WorkspaceTypeReference{Path: "root", Name: "big-ranch"})
+	b, err := kcpClient(t, s, logicalcluster.Name(ws.Spec.Cluster)).APIBindings().Get(t.Context(), "wildwest.dev", metav1.GetOptions{})
+	if err != nil || b.Status.Phase != apisv1alpha1.APIBindingPhaseBound {
+		t.Fatalf("the default binding of a Ready workspace: %v %+v", err, b)
+	}
+	s.MustKubectl(t, "root:farm", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+	if out := strings.TrimSpace(s.MustKubectl(t, "root:farm", "get", "namespace", "default", "-o", "name")); out != "namespace/default" {
+		t.Errorf("the universal initializer of the extended type did not run: %q", out)
+	}
+
+	ghost := &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: "ghost"},
+		Spec: tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{Path: "root", Name: "ghost-ranch"}}}
+	if _, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Create(t.Context(), ghost, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the ghost workspace to wait for its default binding", func(ctx context.Context) (bool, error) {
+		w, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "ghost", metav1.GetOptions{})
+		return err == nil && w.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
+			slices.Contains(w.Status.Initializers, corev1alpha1.APIBindingsInitializer), err
+	})
+	time.Sleep(2 * time.Second)
+	w, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(t.Context(), "ghost", metav1.GetOptions{})
+	if err != nil || w.Status.Phase == corev1alpha1.LogicalClusterPhaseReady {
+		t.Errorf("a workspace whose default binding cannot bind became Ready: %v", err)
 	}
 }

@@ -113,7 +113,8 @@ var errTypeCycle = errors.New("workspace types extend each other in a cycle")
 
 // typeInitializers returns the initializers a workspace of type ref gets
 // from its type: the type's own (when spec.initializer is set) and those of
-// every type it extends, transitively, depth first, without duplicates.
+// every type it extends, transitively, depth first, without duplicates;
+// and system:apibindings when one of them has defaultAPIBindings.
 // Extended types without a path are looked up in the extending type's
 // logical cluster. A type reached twice contributes once; a cycle is an
 // error, since admission should have refused it.
@@ -142,6 +143,9 @@ func typeInitializers(ref tenancyv1alpha1.WorkspaceTypeReference, lookup TypeLoo
 			if !corev1alpha1.HasInitializer(out, in) {
 				out = append(out, in)
 			}
+		}
+		if len(wt.Spec.DefaultAPIBindings) > 0 && !corev1alpha1.HasInitializer(out, corev1alpha1.APIBindingsInitializer) {
+			out = append(out, corev1alpha1.APIBindingsInitializer)
 		}
 		for _, ext := range wt.Spec.Extend.With {
 			if ext.Path == "" {

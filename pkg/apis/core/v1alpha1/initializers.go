@@ -13,6 +13,10 @@ const (
 	// experimental.tenancy.kcp.io/owner cluster-admin of the new logical
 	// cluster (ClusterRoleBinding "workspace-admin").
 	OwnerInitializer LogicalClusterInitializer = "system:owner"
+	// APIBindingsInitializer binds the defaultAPIBindings of the
+	// workspace's type (and the types it extends) and waits until every
+	// one is Bound, as kcp's apibinder does.
+	APIBindingsInitializer LogicalClusterInitializer = "system:apibindings"
 )
 
 // InitializerLabelPrefix prefixes the labels that mark a LogicalCluster as

@@ -1,0 +1,214 @@
+// Package apibinder runs the system:apibindings initializer, as kcp's
+// apibinder: a logical cluster whose WorkspaceType (or a type it extends)
+// lists defaultAPIBindings gets an APIBinding for each of them, named after
+// the export (with a short hash of the export's path when two exports
+// share a name), and keeps the initializer until every one of them is
+// Bound; the workspace becomes Ready only then. A binding that cannot be
+// made (the export does not exist) keeps the workspace initializing and
+// its condition says why.
+package apibinder
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
+)
+
+// TypeLookup finds a WorkspaceType.
+type TypeLookup func(tenancyv1alpha1.WorkspaceTypeReference) (*tenancyv1alpha1.WorkspaceType, error)
+
+// Config is what the controller needs.
+type Config struct {
+	Factory *informers.SharedInformerFactory
+	KCP     *clusters.KCPClusterClientset
+	Types   TypeLookup
+}
+
+// Controller is the apibinder.
+type Controller struct {
+	*reconciler.Controller
+	cfg      Config
+	clusters informers.Informer[*unstructured.Unstructured]
+	bindings informers.Informer[*apisv1alpha1.APIBinding]
+}
+
+// New wires the controller.
+func New(cfg Config) (*Controller, error) {
+	c := &Controller{cfg: cfg, clusters: cfg.Factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")), bindings: cfg.Factory.APIBindings()}
+	c.Controller = reconciler.New("apibinder", reconciler.Func(c.reconcile), reconciler.Options{Workers: 4})
+	waiting := func(obj any) []reconciler.Key {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return nil
+		}
+		lc, err := typed(u)
+		if err != nil || !corev1alpha1.HasInitializer(lc.Status.Initializers, corev1alpha1.APIBindingsInitializer) {
+			return nil
+		}
+		return []reconciler.Key{{Cluster: logicalcluster.From(lc)}}
+	}
+	if err := c.Watch(c.clusters.Informer(), reconciler.EnqueueMappedHandler(c.Controller, waiting)); err != nil {
+		return nil, err
+	}
+	byCluster := func(obj any) []reconciler.Key {
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		b, ok := obj.(*apisv1alpha1.APIBinding)
+		if !ok {
+			return nil
+		}
+		return []reconciler.Key{{Cluster: logicalcluster.From(b)}}
+	}
+	if err := c.Watch(c.bindings.Informer(), reconciler.EnqueueMappedHandler(c.Controller, byCluster)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
+	u, err := c.clusters.Lister().Cluster(key.Cluster).Get(corev1alpha1.LogicalClusterName)
+	if apierrors.IsNotFound(err) {
+		return reconciler.Result{}, nil
+	}
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	lc, err := typed(u)
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	if lc.DeletionTimestamp != nil || !corev1alpha1.HasInitializer(lc.Status.Initializers, corev1alpha1.APIBindingsInitializer) {
+		return reconciler.Result{}, nil
+	}
+	refs, err := c.defaultBindings(lc)
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	client, err := c.cfg.KCP.For(key.Cluster)
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	bound := true
+	for name, ref := range bindingNames(refs) {
+		b, err := c.bindings.Lister().Cluster(key.Cluster).Get(name)
+		if apierrors.IsNotFound(err) {
+			_, err = client.APIBindings().Create(ctx, &apisv1alpha1.APIBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{
+					Export: &apisv1alpha1.ExportBindingReference{Path: ref.Path, Name: ref.Export},
+				}},
+			}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return reconciler.Result{}, fmt.Errorf("creating the default APIBinding %s: %w", name, err)
+			}
+			bound = false
+			continue
+		}
+		if err != nil {
+			return reconciler.Result{}, err
+		}
+		if b.Status.Phase != apisv1alpha1.APIBindingPhaseBound {
+			bound = false
+		}
+	}
+	if !bound {
+		return reconciler.Result{}, nil // binding events come back here
+	}
+	lc = lc.DeepCopy()
+	lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(in corev1alpha1.LogicalClusterInitializer) bool {
+		return in == corev1alpha1.APIBindingsInitializer
+	})
+	if _, err := client.LogicalClusters().UpdateStatus(ctx, lc, metav1.UpdateOptions{}); err != nil {
+		return reconciler.Result{}, err
+	}
+	klog.FromContext(ctx).V(2).Info("Default APIBindings are bound", "bindings", len(refs))
+	return reconciler.Result{}, nil
+}
+
+func typed(u *unstructured.Unstructured) (*corev1alpha1.LogicalCluster, error) {
+	lc := &corev1alpha1.LogicalCluster{}
+	return lc, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc)
+}
+
+// defaultBindings collects the defaultAPIBindings of the cluster's type
+// and of every type it extends, without duplicates.
+func (c *Controller) defaultBindings(lc *corev1alpha1.LogicalCluster) ([]tenancyv1alpha1.APIExportReference, error) {
+	typ := lc.Annotations[corev1alpha1.LogicalClusterTypeAnnotationKey]
+	i := strings.LastIndex(typ, ":")
+	if i <= 0 {
+		return nil, nil
+	}
+	var out []tenancyv1alpha1.APIExportReference
+	seen := map[string]bool{}
+	var visit func(ref tenancyv1alpha1.WorkspaceTypeReference) error
+	visit = func(ref tenancyv1alpha1.WorkspaceTypeReference) error {
+		if seen[ref.String()] {
+			return nil
+		}
+		seen[ref.String()] = true
+		wt, err := c.cfg.Types(ref)
+		if err != nil {
+			return fmt.Errorf("workspace type %s: %w", ref, err)
+		}
+		for _, b := range wt.Spec.DefaultAPIBindings {
+			if b.Path == "" {
+				b.Path = ref.Path
+			}
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+		for _, ext := range wt.Spec.Extend.With {
+			if ext.Path == "" {
+				ext.Path = ref.Path
+			}
+			if err := visit(ext); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := visit(tenancyv1alpha1.WorkspaceTypeReference{Path: typ[:i], Name: tenancyv1alpha1.WorkspaceTypeName(typ[i+1:])})
+	return out, err
+}
+
+// bindingNames names the binding of each reference: the export's name, or
+// <export>-<hash of the path> for exports of the same name.
+func bindingNames(refs []tenancyv1alpha1.APIExportReference) map[string]tenancyv1alpha1.APIExportReference {
+	count := map[string]int{}
+	for _, r := range refs {
+		count[r.Export]++
+	}
+	out := map[string]tenancyv1alpha1.APIExportReference{}
+	for _, r := range refs {
+		name := r.Export
+		if count[r.Export] > 1 {
+			sum := sha256.Sum256([]byte(r.Path))
+			name = r.Export + "-" + hex.EncodeToString(sum[:])[:5]
+		}
+		out[name] = r
+	}
+	return out
+}

@@ -905,3 +905,32 @@ spec:
 		t.Errorf("a workspace whose default binding cannot bind became Ready: %v", err)
 	}
 }
+
+// TestAPIBindingFollowsLatestSchemas: pointing the export at a new schema
+// changes what every binding serves, keeping the objects.
+func TestAPIBindingFollowsLatestSchemas(t *testing.T) {
+	s := framework.StartShard(t)
+	for _, c := range []logicalcluster.Name{"provider", "consumer"} {
+		createCluster(t, s, c)
+	}
+	publishCowboys(t, s, "provider")
+	createBinding(t, s, "consumer", "cowboys", "provider", "wildwest.dev")
+	waitBound(t, s, "consumer", "cowboys")
+	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+
+	v2 := strings.Replace(cowboysSchema, "v220920-6039d110.", "v221001-aaaaaaaa.", 1)
+	v2 = strings.Replace(v2, "            intent:\n              type: string\n", "            intent:\n              type: string\n            horse:\n              type: string\n              default: silver\n", 1)
+	s.MustKubectl(t, "provider", "apply", "-f", yamlFile(t, "v2.yaml", v2))
+	s.MustKubectl(t, "provider", "patch", "apiexport", "wildwest.dev", "--type=merge", "-p", `{"spec":{"latestResourceSchemas":["v221001-aaaaaaaa.cowboys.wildwest.dev"]}}`)
+	eventually(t, 30*time.Second, "the binding to follow the new schema", func(ctx context.Context) (bool, error) {
+		b, err := kcpClient(t, s, "consumer").APIBindings().Get(ctx, "cowboys", metav1.GetOptions{})
+		return err == nil && len(b.Status.BoundResources) == 1 && b.Status.BoundResources[0].Schema.Name == "v221001-aaaaaaaa.cowboys.wildwest.dev", err
+	})
+	eventually(t, 30*time.Second, "the new schema to be served", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl("consumer", "get", "cowboy", "one", "-o", "jsonpath={.spec.horse}")
+		return err == nil && out == "silver", nil
+	})
+	if out := s.MustKubectl(t, "consumer", "explain", "cowboys.spec"); !strings.Contains(out, "horse") {
+		t.Errorf("kubectl explain after the schema change:\n%s", out)
+	}
+}

@@ -33,6 +33,10 @@ type Files struct {
 	CA      Pair
 	Serving Pair
 	Admin   Pair
+	// KCPAdmin is the client certificate of kcp's admin user, kcp-admin in
+	// group system:kcp:admin: full access through the bootstrap RBAC
+	// policy, but not a shard admin (system:masters).
+	KCPAdmin Pair
 }
 
 // AdminUser is the user name of the admin client certificate.
@@ -40,6 +44,13 @@ const AdminUser = "shard-admin"
 
 // AdminGroup is the group of the admin client certificate.
 const AdminGroup = "system:masters"
+
+// KCPAdminUser and KCPAdminGroup are the user and group of kcp's admin, the
+// user of the admin kubeconfig's root and base contexts.
+const (
+	KCPAdminUser  = "kcp-admin"
+	KCPAdminGroup = "system:kcp:admin"
+)
 
 const validity = 10 * 365 * 24 * time.Hour
 
@@ -51,6 +62,8 @@ func Ensure(dir string, hosts []string) (Files, error) {
 		CA:      Pair{filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")},
 		Serving: Pair{filepath.Join(dir, "apiserver.crt"), filepath.Join(dir, "apiserver.key")},
 		Admin:   Pair{filepath.Join(dir, "admin.crt"), filepath.Join(dir, "admin.key")},
+
+		KCPAdmin: Pair{filepath.Join(dir, "kcp-admin.crt"), filepath.Join(dir, "kcp-admin.key")},
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return f, err
@@ -64,6 +77,9 @@ func Ensure(dir string, hosts []string) (Files, error) {
 	}
 	if err := ensureClient(f.Admin, ca, caKey, AdminUser, []string{AdminGroup}); err != nil {
 		return f, fmt.Errorf("admin client certificate: %w", err)
+	}
+	if err := ensureClient(f.KCPAdmin, ca, caKey, KCPAdminUser, []string{KCPAdminGroup}); err != nil {
+		return f, fmt.Errorf("kcp-admin client certificate: %w", err)
 	}
 	return f, nil
 }

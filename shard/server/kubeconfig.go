@@ -14,11 +14,14 @@ func (c *Config) AdminKubeconfigPath() string {
 	return filepath.Join(c.Options.RootDirectory, "admin.kubeconfig")
 }
 
-// AdminKubeconfig returns a kubeconfig for the shard admin with kcp's context
-// names: root (the root logical cluster, current), base (the shard URL),
-// system:admin (the shard-local system:admin cluster) and shard-base. As
-// kcp's, it carries the CA and the admin's certificate and key inline, so
-// it works wherever it is copied to.
+// AdminKubeconfig returns the admin kubeconfig with kcp's context names and
+// users: root (the root logical cluster, current) and base (the shard URL)
+// as kcp-admin (group system:kcp:admin, cluster-admin everywhere through
+// the bootstrap policy), system:admin (the shard-local system:admin
+// cluster) and shard-base as the shard admin (system:masters), who alone
+// may make requests across all logical clusters and to system clusters. As
+// kcp's, it carries the CA and the certificates and keys inline, so it
+// works wherever it is copied to.
 func (c *Config) AdminKubeconfig() (*clientcmdapi.Config, error) {
 	ca, err := os.ReadFile(c.Certs.CA.CertFile)
 	if err != nil {
@@ -40,10 +43,18 @@ func (c *Config) AdminKubeconfig() (*clientcmdapi.Config, error) {
 	cfg.Clusters["base"] = cluster(c.ServerURL)
 	cfg.Clusters["system:admin"] = cluster(c.ServerURL)
 	cfg.Clusters["shard-base"] = cluster(c.ServerURL)
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
+	kcpCert, err := os.ReadFile(c.Certs.KCPAdmin.CertFile)
+	if err != nil {
+		return nil, err
+	}
+	kcpKey, err := os.ReadFile(c.Certs.KCPAdmin.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg.AuthInfos["kcp-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: kcpCert, ClientKeyData: kcpKey}
 	cfg.AuthInfos["shard-admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key}
-	cfg.Contexts["root"] = &clientcmdapi.Context{Cluster: "root", AuthInfo: "admin"}
-	cfg.Contexts["base"] = &clientcmdapi.Context{Cluster: "base", AuthInfo: "admin"}
+	cfg.Contexts["root"] = &clientcmdapi.Context{Cluster: "root", AuthInfo: "kcp-admin"}
+	cfg.Contexts["base"] = &clientcmdapi.Context{Cluster: "base", AuthInfo: "kcp-admin"}
 	cfg.Contexts["system:admin"] = &clientcmdapi.Context{Cluster: "system:admin", AuthInfo: "shard-admin"}
 	cfg.Contexts["shard-base"] = &clientcmdapi.Context{Cluster: "shard-base", AuthInfo: "shard-admin"}
 	cfg.CurrentContext = "root"

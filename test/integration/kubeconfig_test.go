@@ -70,3 +70,27 @@ func TestKCPClientFiles(t *testing.T) {
 		t.Errorf("the root shard by label name=root: %q, want %q", out, "root "+s.URL)
 	}
 }
+
+// TestKCPAdmin: the root and base contexts are kcp's admin, kcp-admin in
+// system:kcp:admin, who administers workspaces through the bootstrap
+// policy but is no shard admin; shard-base is.
+func TestKCPAdmin(t *testing.T) {
+	s := framework.StartShard(t)
+	kubectl := func(args ...string) (string, error) {
+		out, err := exec.Command(framework.KubectlPath(t), append([]string{"--kubeconfig", s.Kubeconfig}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := kubectl("--context", "root", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}")
+	if err != nil || !strings.HasPrefix(out, "kcp-admin ") || !strings.Contains(out, "system:kcp:admin") || strings.Contains(out, "system:masters") {
+		t.Errorf("the root context's user: %v %q", err, out)
+	}
+	if out, err := kubectl("--context", "root", "create", "configmap", "by-kcp-admin"); err != nil {
+		t.Errorf("kcp-admin creating in root: %v\n%s", err, out)
+	}
+	if out, err := kubectl("--context", "base", "get", "--raw", "/clusters/*/api/v1/configmaps"); err == nil {
+		t.Errorf("kcp-admin listed across all logical clusters:\n%s", out)
+	}
+	if out, err := kubectl("--context", "shard-base", "get", "--raw", "/clusters/*/api/v1/configmaps"); err != nil || !strings.Contains(out, "by-kcp-admin") {
+		t.Errorf("the shard admin listing across all logical clusters: %v\n%s", err, out)
+	}
+}

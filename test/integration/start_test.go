@@ -77,6 +77,18 @@ func TestAdminKubeconfig(t *testing.T) {
 		if got := cfg.Clusters[c.Cluster].Server; got != server {
 			t.Errorf("context %s: server %s, want %s", ctxName, got, server)
 		}
+		if ctxName == "base" {
+			// kcp-admin at the base URL: kcp's clients append
+			// /clusters/<path>; system:admin is for shard admins.
+			if out, err := runKubectl(s.Kubeconfig, "--context", ctxName, "get", "logicalcluster", "cluster"); err == nil || !strings.Contains(out, "Forbidden") {
+				t.Errorf("kcp-admin read the system:admin cluster: %v\n%s", err, out)
+			}
+			out, err := runKubectl(s.Kubeconfig, "--context", ctxName, "--server", s.URL+"/clusters/root", "get", "logicalcluster", "cluster", "-o", "jsonpath={.metadata.annotations.kcp\\.io/path}")
+			if err != nil || out != "root" {
+				t.Errorf("kubectl --context base at /clusters/root: %v\n%s", err, out)
+			}
+			continue
+		}
 		out, err := runKubectl(s.Kubeconfig, "--context", ctxName, "get", "logicalcluster", "cluster", "-o", "jsonpath={.metadata.annotations.kcp\\.io/path}")
 		if err != nil {
 			t.Errorf("kubectl --context %s: %v\n%s", ctxName, err, out)

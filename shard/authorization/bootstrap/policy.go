@@ -117,6 +117,9 @@ func ClusterRoles() []rbacv1.ClusterRole {
 func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 	return []rbacv1.ClusterRoleBinding{
 		bindGroups("cluster-admin", "cluster-admin", user.SystemPrivilegedGroup),
+		// kcp's admin user (the admin kubeconfig's root and base contexts)
+		// administers every workspace, without being a shard admin.
+		bindGroups("system:kcp:admin", "cluster-admin", "system:kcp:admin"),
 		bindGroups("system:discovery", "system:discovery", user.AllAuthenticated),
 		bindGroups("system:basic-user", "system:basic-user", user.AllAuthenticated),
 		// Admins of a workspace's content in its parent enter it before it

@@ -91,7 +91,7 @@ func startShard(ctx context.Context, binary string, extraArgs ...string) (*shard
 	}
 	s.cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(dir, "shard", "admin.kubeconfig")},
-		&clientcmd.ConfigOverrides{CurrentContext: "base"}).ClientConfig()
+		&clientcmd.ConfigOverrides{CurrentContext: "shard-base"}).ClientConfig()
 	if err != nil {
 		s.stop()
 		return nil, err

@@ -173,7 +173,7 @@ func (s *Shard) Config(cluster logicalcluster.Name) *rest.Config {
 	s.t.Helper()
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: s.Kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: "base"}).ClientConfig()
+		&clientcmd.ConfigOverrides{CurrentContext: "shard-base"}).ClientConfig()
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func (s *Shard) Config(cluster logicalcluster.Name) *rest.Config {
 // combined output.
 func (s *Shard) Kubectl(cluster logicalcluster.Name, args ...string) (string, error) {
 	s.t.Helper()
-	full := append([]string{"--kubeconfig", s.Kubeconfig, "--context", "base", "--server", s.URL + "/clusters/" + string(cluster)}, args...)
+	full := append([]string{"--kubeconfig", s.Kubeconfig, "--context", "shard-base", "--server", s.URL + "/clusters/" + string(cluster)}, args...)
 	cmd := exec.Command(KubectlPath(s.t), full...)
 	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+filepath.Join(s.Options.RootDirectory, "kubectl-cache"))
 	out, err := cmd.CombinedOutput()

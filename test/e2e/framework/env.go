@@ -9,7 +9,7 @@
 //
 //	TESSERA_E2E=1                       run the suites (without it, or a kubeconfig, they skip)
 //	TESSERA_E2E_KUBECONFIG              admin kubeconfig of a running installation; none is started
-//	TESSERA_E2E_CONTEXT                 its context to use (default "base" when present, else current)
+//	TESSERA_E2E_CONTEXT                 its context to use (default "shard-base", else "base" when present, else current)
 //	TESSERA_E2E_USER_TOKEN              bearer token of a user who is not a shard admin there
 //	TESSERA_E2E_BIN_DIR                 the built tessera binaries (default <repo>/bin)
 //	TESSERA_E2E_TOOLS_PATH              directories with etcd, kube-apiserver, kube-controller-manager,

@@ -132,7 +132,7 @@ func (e *Env) startTessera(ctx context.Context) (*Tessera, error) {
 		t := &Tessera{
 			URL:        fmt.Sprintf("https://127.0.0.1:%d", ports[0]),
 			Kubeconfig: filepath.Join(root, "admin.kubeconfig"),
-			Context:    "base",
+			Context:    "shard-base",
 			Process:    p,
 			env:        e,
 		}
@@ -177,9 +177,10 @@ func (t *Tessera) waitReady(ctx context.Context) error {
 	return process.WaitHTTP(ctx, t.Process, client, t.URL+"/readyz")
 }
 
-// existingTessera uses the installation of an admin kubeconfig: its context
-// "base" when it has one (kcp's and Tessera's kubeconfigs do), else its
-// current context with any /clusters/<name> cut from the server URL.
+// existingTessera uses the installation of an admin kubeconfig: its shard
+// admin's context "shard-base" when it has one (kcp's and Tessera's
+// kubeconfigs do), else "base", else its current context, with any
+// /clusters/<name> cut from the server URL.
 func (e *Env) existingTessera(kubeconfig string) (*Tessera, error) {
 	raw, err := clientcmd.LoadFromFile(kubeconfig)
 	if err != nil {
@@ -188,8 +189,10 @@ func (e *Env) existingTessera(kubeconfig string) (*Tessera, error) {
 	ctxName := os.Getenv("TESSERA_E2E_CONTEXT")
 	if ctxName == "" {
 		ctxName = raw.CurrentContext
-		if _, ok := raw.Contexts["base"]; ok {
-			ctxName = "base"
+		for _, name := range []string{"base", "shard-base"} {
+			if _, ok := raw.Contexts[name]; ok {
+				ctxName = name
+			}
 		}
 	}
 	kctx, ok := raw.Contexts[ctxName]

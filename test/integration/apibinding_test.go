@@ -934,3 +934,39 @@ func TestAPIBindingFollowsLatestSchemas(t *testing.T) {
 		t.Errorf("kubectl explain after the schema change:\n%s", out)
 	}
 }
+
+// TestAPIBindingClusterDeletion: deleting a consumer's logical cluster
+// deletes its bound objects too, stored under the export's identity.
+func TestAPIBindingClusterDeletion(t *testing.T) {
+	s := framework.StartShard(t)
+	for _, c := range []logicalcluster.Name{"provider", "consumer"} {
+		createCluster(t, s, c)
+	}
+	hash := publishCowboys(t, s, "provider")
+	createBinding(t, s, "consumer", "cowboys", "provider", "wildwest.dev")
+	waitBound(t, s, "consumer", "cowboys")
+	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+	s.MustKubectl(t, "consumer", "patch", "cowboy", "one", "--type=merge", "-p", `{"metadata":{"finalizers":["example.com/hold"]}}`)
+
+	lcs := dynamicClient(t, s, "consumer").Resource(logicalClusterGVR)
+	if err := lcs.Delete(t.Context(), "cluster", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The Cowboy's finalizer holds the deletion; its controller removes it.
+	eventually(t, 30*time.Second, "the Cowboy to be deleting", func(ctx context.Context) (bool, error) {
+		o, err := dynamicClient(t, s, "consumer").Resource(cowboysGVR).Namespace("default").Get(ctx, "one", metav1.GetOptions{})
+		return err == nil && o.GetDeletionTimestamp() != nil, nil
+	})
+	if _, err := dynamicClient(t, s, "consumer").Resource(cowboysGVR).Namespace("default").Patch(t.Context(), "one", types.MergePatchType,
+		[]byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "the consumer's LogicalCluster to be gone", func(ctx context.Context) (bool, error) {
+		_, err := lcs.Get(ctx, "cluster", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	resp, err := shardEtcd(t, s).Get(t.Context(), "/registry/wildwest.dev/cowboys/"+hash+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil || len(resp.Kvs) != 0 {
+		t.Errorf("bound objects outlived their logical cluster: %v %v", err, resp.Kvs)
+	}
+}

@@ -36,7 +36,7 @@ func main() {
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
 	samples := flag.Int("samples", 2000, "requests per latency figure")
 	workers := flag.Int("workers", 32, "parallel clients while filling the shard")
-	suites := flag.String("suites", "clusters,workspaces,fairness,watches,informers", "comma-separated parts to run: clusters, workspaces, fairness, watches, informers")
+	suites := flag.String("suites", "clusters,workspaces,fairness,watches,informers,apis", "comma-separated parts to run: clusters, workspaces, fairness, watches, informers, apis")
 	idleWatchers := flag.Int("idle-watchers", 10000, "idle watches, one per other cluster, in the watches run")
 	crWatches := flag.Int("cr-watches", 5000, "watches of custom resources in distinct (cluster, CRD) pairs in the watches run")
 	watchWrites := flag.Int("watch-writes", 2000, "creates per write-throughput figure in the watches run")
@@ -51,6 +51,9 @@ func main() {
 	flatWS := flag.Int("workspaces", 1000, "workspaces created flat in root")
 	fanout := flag.Int("fanout", 10, "children per workspace in the workspace tree")
 	depth := flag.Int("depth", 3, "levels of the workspace tree")
+	bindings := flag.Int("bindings", 100, "APIBindings created one at a time, one per consumer cluster, in the apis run")
+	fanoutConsumers := flag.Int("fanout-consumers", 1000, "consumer clusters bound to the export whose writes reach one virtual workspace watch in the apis run")
+	fanoutRate := flag.Int("fanout-rate", 200, "writes per second across the consumers in the apis run")
 	noiseServer := flag.String("noise-server", "", "internal: run the noisy tenant of the fairness run against this cluster URL")
 	noiseCA := flag.String("noise-ca", "", "internal: the CA of -noise-server")
 	noiseLists := flag.Int("noise-lists", 0, "internal: LIST loops of the noisy tenant")
@@ -87,6 +90,8 @@ func main() {
 			err = watchBench(ctx, abs, *idleWatchers, *crWatches, *watchWrites, *hold)
 		case "informers":
 			err = informerBench(ctx, abs, *informers)
+		case "apis":
+			err = apisBench(ctx, abs, *bindings, *fanoutConsumers, *fanoutRate)
 		case "clusters":
 			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)
 		default:

@@ -191,22 +191,11 @@ func (s *shard) saveProfile(ctx context.Context, kind, scenario string) error {
 	if profileDir == "" {
 		return nil
 	}
-	client, err := rest.HTTPClientFor(s.cfg)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.Host+"/debug/pprof/"+kind, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
+	resp, err := s.pprof(ctx, kind)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("profile %s: HTTP %d", kind, resp.StatusCode)
-	}
 	if err := os.MkdirAll(profileDir, 0o755); err != nil {
 		return err
 	}
@@ -225,4 +214,38 @@ func (s *shard) saveProfile(ctx context.Context, kind, scenario string) error {
 	}
 	fmt.Printf("  (profile: %s)\n", path)
 	return f.Close()
+}
+
+// pprof requests the shard's /debug/pprof/<kind> as its admin; the caller
+// closes the body of the response.
+func (s *shard) pprof(ctx context.Context, kind string) (*http.Response, error) {
+	client, err := rest.HTTPClientFor(s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.Host+"/debug/pprof/"+kind, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("profile %s: HTTP %d", kind, resp.StatusCode)
+	}
+	return resp, nil
+}
+
+// collectGarbage makes the shard run a garbage collection (a heap profile
+// with gc=1), so that its live heap can be read from /metrics.
+func (s *shard) collectGarbage(ctx context.Context) error {
+	resp, err := s.pprof(ctx, "heap?gc=1")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }

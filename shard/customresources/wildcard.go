@@ -21,6 +21,7 @@ import (
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/storage"
 )
 
 // serveWildcard serves a list or watch across all logical clusters. The
@@ -80,6 +81,9 @@ func (h *Handler) serveIdentityWildcard(w http.ResponseWriter, req *http.Request
 		return
 	}
 	crd.Annotations = map[string]string{apisv1alpha1.AnnotationAPIIdentityKey: identity}
+	// The provider's view of its consumers is what the watch cache of the
+	// identity serves: it starts and holds the cache.
+	req = req.WithContext(storage.WithCacheUser(req.Context()))
 	key := stateKey{cluster: logicalcluster.Wildcard, crd: crd.Name + ":" + identity}
 	version := wildcardVersion(crd)
 	version.digest += "|" + identity

@@ -149,10 +149,21 @@ type cachedReads struct {
 	newFunc, newListFunc func() runtime.Object
 }
 
-// acrossClusters tells whether a request reads all logical clusters.
+// acrossClusters tells whether a request reads all logical clusters and
+// does not keep the cache running (see WithCacheUser).
 func acrossClusters(ctx context.Context) bool {
 	c, ok := logicalcluster.ClusterFrom(ctx)
-	return ok && c.Wildcard
+	return ok && c.Wildcard && ctx.Value(cacheUserKey{}) == nil
+}
+
+type cacheUserKey struct{}
+
+// WithCacheUser marks a request across all logical clusters as a user of
+// the shared cache like a request of one cluster: it starts the cache and
+// keeps it running. The apiexport virtual workspace's requests are, for
+// one export's objects: its provider is what the cache serves.
+func WithCacheUser(ctx context.Context) context.Context {
+	return context.WithValue(ctx, cacheUserKey{}, true)
 }
 
 // cacheable tells whether the cache can select what p selects: it knows

@@ -364,6 +364,18 @@ func TestAPIBindingIdentities(t *testing.T) {
 		if strings.Join(got, ",") != want {
 			t.Errorf("the virtual workspace of %s lists %v, want %q", provider, got, want)
 		}
+		// A watch answers at once, before any event.
+		start := time.Now()
+		watchCtx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		w, err := vw.Resource(cowboysGVR).Watch(watchCtx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+		if err != nil {
+			t.Fatalf("watching cowboys in the virtual workspace of %s: %v", provider, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("a watch in the virtual workspace of %s answered after %v", provider, d)
+		}
+		w.Stop()
+		cancel()
 	}
 	// One cluster's objects of another identity are not reachable.
 	gvr.Resource = "cowboys:" + hashB

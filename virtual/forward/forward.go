@@ -66,7 +66,12 @@ func Proxy(w http.ResponseWriter, req *http.Request, rt http.RoundTripper, targe
 		_, _ = io.Copy(w, resp.Body)
 		return
 	}
+	// A stream (a watch) answers at once: clients wait for the headers
+	// before they read events, and the first may be long in coming.
 	rc := http.NewResponseController(w)
+	if rc.Flush() != nil {
+		return
+	}
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := resp.Body.Read(buf)

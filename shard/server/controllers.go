@@ -30,6 +30,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/controllers/logicalclusterdeletion"
 	namespacectrl "github.com/tessera-dev/tessera/shard/controllers/namespace"
 	"github.com/tessera-dev/tessera/shard/controllers/orphanlogicalclusters"
+	"github.com/tessera-dev/tessera/shard/controllers/partitionset"
 	serviceaccountctrl "github.com/tessera-dev/tessera/shard/controllers/serviceaccount"
 	"github.com/tessera-dev/tessera/shard/controllers/serviceaccounttokens"
 	workspacectrl "github.com/tessera-dev/tessera/shard/controllers/workspace"
@@ -97,7 +98,8 @@ func (s *Server) newControllers() error {
 }
 
 // newAPIControllers builds the controllers of APIs as a service: export
-// identities and bindings.
+// identities, bindings, endpoint slices, and the Partitions of
+// PartitionSets that slices name.
 func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	identities, err := apiexport.New(kube, s.kcpClients, s.Informers)
 	if err != nil {
@@ -130,7 +132,11 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	if err != nil {
 		return fmt.Errorf("APIExportEndpointSlice controller: %w", err)
 	}
-	s.controllers = append(s.controllers, identities, bindings, slices)
+	partitionSets, err := partitionset.New(s.kcpClients, s.Informers)
+	if err != nil {
+		return fmt.Errorf("PartitionSet controller: %w", err)
+	}
+	s.controllers = append(s.controllers, identities, bindings, slices, partitionSets)
 	return nil
 }
 

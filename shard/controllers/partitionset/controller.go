@@ -27,7 +27,8 @@ type Controller struct {
 }
 
 // New wires the controller to the shard's informers of PartitionSets,
-// Partitions and Shards; kcp writes Partitions and the status of sets.
+// Partitions and Shards; it writes Partitions and the status of sets with
+// the kcp clients.
 func New(kcp *clusters.KCPClusterClientset, f *informers.SharedInformerFactory) (*Controller, error) {
 	sets, partitions, shards := f.PartitionSets(), f.Partitions(), f.Shards()
 	r := &setReconciler{

@@ -16,6 +16,7 @@ import (
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apibindings"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apiexportendpointslices"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apiexports"
@@ -25,6 +26,8 @@ import (
 	"github.com/tessera-dev/tessera/shard/registry/shards"
 	"github.com/tessera-dev/tessera/shard/registry/tenancy/workspaces"
 	"github.com/tessera-dev/tessera/shard/registry/tenancy/workspacetypes"
+	"github.com/tessera-dev/tessera/shard/registry/topology/partitions"
+	"github.com/tessera-dev/tessera/shard/registry/topology/partitionsets"
 )
 
 // installAPIs installs the built-in APIs every logical cluster serves.
@@ -97,6 +100,19 @@ func (s *Server) installAPIs() error {
 			return errorf(name, err)
 		}
 		groups[apisv1alpha1.SchemeGroupVersion.Group].add(apisv1alpha1.SchemeGroupVersion, st)
+	}
+
+	// topology.kcp.io: Partitions of the shards, for endpoint slices.
+	groups[topologyv1alpha1.SchemeGroupVersion.Group] = groupStorage{}
+	for name, newStorage := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (map[string]rest.Storage, error){
+		"partitions":    partitions.NewStorage,
+		"partitionsets": partitionsets.NewStorage,
+	} {
+		st, err := newStorage(s.Scheme, s.Storage)
+		if err != nil {
+			return errorf(name, err)
+		}
+		groups[topologyv1alpha1.SchemeGroupVersion.Group].add(topologyv1alpha1.SchemeGroupVersion, st)
 	}
 
 	for g, storage := range s.reviewStorage() {

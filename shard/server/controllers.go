@@ -32,6 +32,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/controllers/logicalclusterdeletion"
 	namespacectrl "github.com/tessera-dev/tessera/shard/controllers/namespace"
 	"github.com/tessera-dev/tessera/shard/controllers/orphanlogicalclusters"
+	"github.com/tessera-dev/tessera/shard/controllers/partitionset"
 	serviceaccountctrl "github.com/tessera-dev/tessera/shard/controllers/serviceaccount"
 	"github.com/tessera-dev/tessera/shard/controllers/serviceaccounttokens"
 	workspacectrl "github.com/tessera-dev/tessera/shard/controllers/workspace"
@@ -99,11 +100,16 @@ func (s *Server) newControllers() error {
 }
 
 // newAPIControllers builds the controllers of APIs as a service: export
-// identities and bindings.
+// identities, bindings, endpoint slices, and the Partitions of
+// PartitionSets that slices name.
 func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	shards := s.Informers.Shards()
 	identities, err := apiexport.New(kube, s.kcpClients, s.Informers, func(e *apisv1alpha1.APIExport) []string {
-		return apiexportendpointslice.URLs(shards, s.pathOf, e)
+		list, err := shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
+		if err != nil {
+			return nil
+		}
+		return apiexportendpointslice.URLs(list, s.pathOf, e)
 	})
 	if err != nil {
 		return fmt.Errorf("APIExport identity controller: %w", err)
@@ -139,7 +145,11 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	if err != nil {
 		return fmt.Errorf("apibinder: %w", err)
 	}
-	s.controllers = append(s.controllers, identities, bindings, slices, binder)
+	partitionSets, err := partitionset.New(s.kcpClients, s.Informers)
+	if err != nil {
+		return fmt.Errorf("PartitionSet controller: %w", err)
+	}
+	s.controllers = append(s.controllers, identities, bindings, slices, binder, partitionSets)
 	return nil
 }
 

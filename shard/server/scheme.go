@@ -15,6 +15,7 @@ import (
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
 	"github.com/tessera-dev/tessera/shard/registry/builtin"
 	"github.com/tessera-dev/tessera/shard/registry/tenancy/workspaces"
 )
@@ -35,11 +36,13 @@ func NewScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 		corev1alpha1.AddToScheme,
 		tenancyv1alpha1.AddToScheme,
 		apisv1alpha1.AddToScheme,
+		topologyv1alpha1.AddToScheme,
 		authenticationv1.AddToScheme,
 		authorizationv1.AddToScheme,
 		asInternal(corev1alpha1.SchemeGroupVersion, corev1alpha1.AddToScheme),
 		asInternal(tenancyv1alpha1.SchemeGroupVersion, tenancyv1alpha1.AddToScheme),
 		asInternal(apisv1alpha1.SchemeGroupVersion, apisv1alpha1.AddToScheme),
+		asInternal(topologyv1alpha1.SchemeGroupVersion, topologyv1alpha1.AddToScheme),
 		workspaces.AddFieldLabelConversions,
 		asInternal(authenticationv1.SchemeGroupVersion, authenticationv1.AddToScheme),
 		asInternal(authorizationv1.SchemeGroupVersion, authorizationv1.AddToScheme),
@@ -48,7 +51,7 @@ func NewScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 			return nil, serializer.CodecFactory{}, err
 		}
 	}
-	for _, gv := range []schema.GroupVersion{corev1alpha1.SchemeGroupVersion, tenancyv1alpha1.SchemeGroupVersion, apisv1alpha1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion, authorizationv1.SchemeGroupVersion} {
+	for _, gv := range []schema.GroupVersion{corev1alpha1.SchemeGroupVersion, tenancyv1alpha1.SchemeGroupVersion, apisv1alpha1.SchemeGroupVersion, topologyv1alpha1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion, authorizationv1.SchemeGroupVersion} {
 		if err := s.SetVersionPriority(gv); err != nil {
 			return nil, serializer.CodecFactory{}, err
 		}

@@ -76,8 +76,8 @@ func NewAPIExtensionsForConfigAndClient(cfg *rest.Config, httpClient *http.Clien
 	}, 0)
 }
 
-// KCPClusterClientset hands out clients of the kcp API groups (tenancy.kcp.io,
-// core.kcp.io) per logical cluster.
+// KCPClusterClientset hands out clients of the kcp API groups (core,
+// tenancy, apis and topology.kcp.io) per logical cluster.
 type KCPClusterClientset = Cache[*kcpclient.Clientset]
 
 // NewKCPForConfig returns a KCPClusterClientset for the shard at cfg.Host,

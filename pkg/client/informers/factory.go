@@ -27,7 +27,7 @@ type Clients struct {
 	APIExtensions apiextensionsclientset.Interface
 	// Dynamic serves ForResource.
 	Dynamic dynamic.Interface
-	// KCP serves the kcp API groups (tenancy.kcp.io, core.kcp.io).
+	// KCP serves the kcp API groups (core, tenancy, apis and topology.kcp.io).
 	KCP *kcpclient.Clientset
 }
 

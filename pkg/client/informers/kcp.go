@@ -6,6 +6,7 @@ import (
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 )
 
@@ -58,6 +59,19 @@ func (f *SharedInformerFactory) APIExportEndpointSlices() Informer[*apisv1alpha1
 		func() listWatcher[*apisv1alpha1.APIExportEndpointSliceList] {
 			return f.kcp("apiexportendpointslices").APIExportEndpointSlices()
 		})
+}
+
+// Partitions returns the informer of topology.kcp.io/v1alpha1 partitions.
+func (f *SharedInformerFactory) Partitions() Informer[*topologyv1alpha1.Partition] {
+	return typedInformer(f, topologyv1alpha1.SchemeGroupVersion.WithResource("partitions"), topologyv1alpha1.Resource("partition"), &topologyv1alpha1.Partition{},
+		func() listWatcher[*topologyv1alpha1.PartitionList] { return f.kcp("partitions").Partitions() })
+}
+
+// PartitionSets returns the informer of topology.kcp.io/v1alpha1
+// partitionsets.
+func (f *SharedInformerFactory) PartitionSets() Informer[*topologyv1alpha1.PartitionSet] {
+	return typedInformer(f, topologyv1alpha1.SchemeGroupVersion.WithResource("partitionsets"), topologyv1alpha1.Resource("partitionset"), &topologyv1alpha1.PartitionSet{},
+		func() listWatcher[*topologyv1alpha1.PartitionSetList] { return f.kcp("partitionsets").PartitionSets() })
 }
 
 func (f *SharedInformerFactory) kcp(resource string) *kcpclient.Clientset {

@@ -1,5 +1,5 @@
 // Package kcp is a typed client for the kcp API groups Tessera serves
-// (core.kcp.io, tenancy.kcp.io and apis.kcp.io), built on client-go's generic typed
+// (core.kcp.io, tenancy.kcp.io, apis.kcp.io and topology.kcp.io), built on client-go's generic typed
 // clients, so it behaves like a generated clientset.
 package kcp
 
@@ -16,6 +16,7 @@ import (
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
 )
 
 // Scheme holds the types of the kcp API groups this client knows.
@@ -27,7 +28,7 @@ var Codecs = serializer.NewCodecFactory(Scheme)
 var parameterCodec = runtime.NewParameterCodec(Scheme)
 
 func init() {
-	for _, add := range []func(*runtime.Scheme) error{corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme, apisv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1alpha1.AddToScheme, tenancyv1alpha1.AddToScheme, apisv1alpha1.AddToScheme, topologyv1alpha1.AddToScheme} {
 		if err := add(Scheme); err != nil {
 			panic(err)
 		}
@@ -45,14 +46,18 @@ type (
 	APIExportInterface              = *gentype.ClientWithList[*apisv1alpha1.APIExport, *apisv1alpha1.APIExportList]
 	APIBindingInterface             = *gentype.ClientWithList[*apisv1alpha1.APIBinding, *apisv1alpha1.APIBindingList]
 	APIExportEndpointSliceInterface = *gentype.ClientWithList[*apisv1alpha1.APIExportEndpointSlice, *apisv1alpha1.APIExportEndpointSliceList]
+
+	PartitionInterface    = *gentype.ClientWithList[*topologyv1alpha1.Partition, *topologyv1alpha1.PartitionList]
+	PartitionSetInterface = *gentype.ClientWithList[*topologyv1alpha1.PartitionSet, *topologyv1alpha1.PartitionSetList]
 )
 
 // Clientset reaches the kcp API groups of one endpoint: a logical cluster
 // (/clusters/<name>) or, for wildcard list and watch, /clusters/*.
 type Clientset struct {
-	core    rest.Interface
-	tenancy rest.Interface
-	apis    rest.Interface
+	core     rest.Interface
+	tenancy  rest.Interface
+	apis     rest.Interface
+	topology rest.Interface
 }
 
 // NewForConfig returns a Clientset for cfg.
@@ -78,7 +83,11 @@ func NewForConfigAndClient(cfg *rest.Config, httpClient *http.Client) (*Clientse
 	if err != nil {
 		return nil, err
 	}
-	return &Clientset{core: core, tenancy: tenancy, apis: apis}, nil
+	topology, err := restClientFor(cfg, topologyv1alpha1.SchemeGroupVersion, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	return &Clientset{core: core, tenancy: tenancy, apis: apis, topology: topology}, nil
 }
 
 func restClientFor(cfg *rest.Config, gv schema.GroupVersion, httpClient *http.Client) (*rest.RESTClient, error) {
@@ -152,4 +161,19 @@ func (c *Clientset) APIExportEndpointSlices() APIExportEndpointSliceInterface {
 	return gentype.NewClientWithList[*apisv1alpha1.APIExportEndpointSlice, *apisv1alpha1.APIExportEndpointSliceList]("apiexportendpointslices", c.apis, parameterCodec, "",
 		func() *apisv1alpha1.APIExportEndpointSlice { return &apisv1alpha1.APIExportEndpointSlice{} },
 		func() *apisv1alpha1.APIExportEndpointSliceList { return &apisv1alpha1.APIExportEndpointSliceList{} })
+}
+
+// Partitions returns the client of topology.kcp.io/v1alpha1 partitions.
+func (c *Clientset) Partitions() PartitionInterface {
+	return gentype.NewClientWithList[*topologyv1alpha1.Partition, *topologyv1alpha1.PartitionList]("partitions", c.topology, parameterCodec, "",
+		func() *topologyv1alpha1.Partition { return &topologyv1alpha1.Partition{} },
+		func() *topologyv1alpha1.PartitionList { return &topologyv1alpha1.PartitionList{} })
+}
+
+// PartitionSets returns the client of topology.kcp.io/v1alpha1
+// partitionsets.
+func (c *Clientset) PartitionSets() PartitionSetInterface {
+	return gentype.NewClientWithList[*topologyv1alpha1.PartitionSet, *topologyv1alpha1.PartitionSetList]("partitionsets", c.topology, parameterCodec, "",
+		func() *topologyv1alpha1.PartitionSet { return &topologyv1alpha1.PartitionSet{} },
+		func() *topologyv1alpha1.PartitionSetList { return &topologyv1alpha1.PartitionSetList{} })
 }

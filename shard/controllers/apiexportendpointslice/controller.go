@@ -1,37 +1,41 @@
 // Package apiexportendpointslice fills in the endpoints of every
 // APIExportEndpointSlice of the shard, as kcp does: one URL per Shard of
-// the installation, <virtual workspace URL of the shard>/services/apiexport/
-// <export workspace path>/<export name>, where the apiexport virtual
-// workspace serves the export's consumers on that shard. A slice whose
-// export is not found has no endpoints and APIExportValid False; a slice
-// that names a Partition has none either, with PartitionValid False, until
-// Partitions are served.
+// the installation (the Shards of root), <virtual workspace URL of the
+// shard>/services/apiexport/<export workspace path>/<export name>, where
+// the apiexport virtual workspace serves the export's consumers on that
+// shard.
+//
+// A slice whose export is not found has no endpoints and APIExportValid
+// False. A slice that names a Partition (of its own logical cluster) lists
+// only the shards its selector selects, and has the selector as a string
+// in status.shardSelector (kcp's field); while the Partition is not found
+// it has no endpoints and PartitionValid False. A slice without a
+// partition has PartitionValid True, as in kcp.
 package apiexportendpointslice
 
 import (
 	"context"
-	"sort"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
-	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
+	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/reconciler"
-	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 )
 
 // byExport indexes slices by "<path>|<export name>" as they reference the
 // export (the path is the slice's own cluster when the reference has none).
 const byExport = "apis.kcp.io/slice-export"
+
+// byPartition indexes the slices that name a partition by
+// "<cluster>|<partition name>".
+const byPartition = "apis.kcp.io/slice-partition"
 
 func refKey(path, name string) string { return path + "|" + name }
 
@@ -47,6 +51,14 @@ func exportIndex(obj any) ([]string, error) {
 	return []string{refKey(path, s.Spec.APIExport.Name)}, nil
 }
 
+func partitionIndex(obj any) ([]string, error) {
+	s, ok := obj.(*apisv1alpha1.APIExportEndpointSlice)
+	if !ok || s.Spec.Partition == "" {
+		return nil, nil
+	}
+	return []string{refKey(logicalcluster.From(s).String(), s.Spec.Partition)}, nil
+}
+
 // Config is what the controller needs.
 type Config struct {
 	Factory *informers.SharedInformerFactory
@@ -60,24 +72,52 @@ type Config struct {
 // Controller is the APIExportEndpointSlice controller.
 type Controller struct {
 	*reconciler.Controller
-	cfg     Config
-	slices  informers.Informer[*apisv1alpha1.APIExportEndpointSlice]
-	exports informers.Informer[*apisv1alpha1.APIExport]
-	shards  informers.Informer[*corev1alpha1.Shard]
+	cfg        Config
+	slices     informers.Informer[*apisv1alpha1.APIExportEndpointSlice]
+	exports    informers.Informer[*apisv1alpha1.APIExport]
+	partitions informers.Informer[*topologyv1alpha1.Partition]
+	shards     informers.Informer[*corev1alpha1.Shard]
 }
 
 // New wires the controller.
 func New(cfg Config) (*Controller, error) {
 	f := cfg.Factory
-	c := &Controller{cfg: cfg, slices: f.APIExportEndpointSlices(), exports: f.APIExports(), shards: f.Shards()}
-	if err := c.slices.Informer().AddIndexers(cache.Indexers{byExport: exportIndex}); err != nil {
+	c := &Controller{cfg: cfg, slices: f.APIExportEndpointSlices(), exports: f.APIExports(), partitions: f.Partitions(), shards: f.Shards()}
+	if err := c.slices.Informer().AddIndexers(cache.Indexers{byExport: exportIndex, byPartition: partitionIndex}); err != nil {
 		return nil, err
 	}
-	c.Controller = reconciler.New("apiexportendpointslice", reconciler.Func(c.reconcile), reconciler.Options{Workers: 2})
+	r := &sliceReconciler{
+		getSlice: func(cluster logicalcluster.Name, name string) (*apisv1alpha1.APIExportEndpointSlice, error) {
+			return c.slices.Lister().Cluster(cluster).Get(name)
+		},
+		getExport: func(cluster logicalcluster.Name, name string) (*apisv1alpha1.APIExport, error) {
+			return c.exports.Lister().Cluster(cluster).Get(name)
+		},
+		getPartition: func(cluster logicalcluster.Name, name string) (*topologyv1alpha1.Partition, error) {
+			return c.partitions.Lister().Cluster(cluster).Get(name)
+		},
+		listShards: func() ([]*corev1alpha1.Shard, error) {
+			return c.shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
+		},
+		resolvePath: cfg.ResolvePath,
+		pathOf:      cfg.PathOf,
+		updateStatus: func(ctx context.Context, s *apisv1alpha1.APIExportEndpointSlice) error {
+			client, err := cfg.KCP.For(logicalcluster.From(s))
+			if err != nil {
+				return err
+			}
+			_, err = client.APIExportEndpointSlices().UpdateStatus(ctx, s, metav1.UpdateOptions{})
+			return err
+		},
+	}
+	c.Controller = reconciler.New("apiexportendpointslice", reconciler.Func(r.reconcile), reconciler.Options{Workers: 2})
 	if err := c.Watch(c.slices.Informer(), c.EnqueueHandler()); err != nil {
 		return nil, err
 	}
 	if err := c.Watch(c.exports.Informer(), reconciler.EnqueueMappedHandler(c.Controller, c.slicesOfExport)); err != nil {
+		return nil, err
+	}
+	if err := c.Watch(c.partitions.Informer(), reconciler.EnqueueMappedHandler(c.Controller, c.slicesOfPartition)); err != nil {
 		return nil, err
 	}
 	// Shards are few and change rarely: every slice follows them.
@@ -102,11 +142,22 @@ func (c *Controller) slicesOfExport(obj any) []reconciler.Key {
 	}
 	var keys []reconciler.Key
 	for _, v := range values {
-		objs, _ := c.slices.Informer().GetIndexer().ByIndex(byExport, v)
-		for _, o := range objs {
-			if s, ok := o.(*apisv1alpha1.APIExportEndpointSlice); ok {
-				keys = append(keys, reconciler.Key{Cluster: logicalcluster.From(s), Name: s.Name})
-			}
+		keys = append(keys, c.slicesByIndex(byExport, v)...)
+	}
+	return keys
+}
+
+// slicesOfPartition returns the slices of p's cluster that name p.
+func (c *Controller) slicesOfPartition(p *topologyv1alpha1.Partition) []reconciler.Key {
+	return c.slicesByIndex(byPartition, refKey(logicalcluster.From(p).String(), p.Name))
+}
+
+func (c *Controller) slicesByIndex(index, value string) []reconciler.Key {
+	objs, _ := c.slices.Informer().GetIndexer().ByIndex(index, value)
+	var keys []reconciler.Key
+	for _, o := range objs {
+		if s, ok := o.(*apisv1alpha1.APIExportEndpointSlice); ok {
+			keys = append(keys, reconciler.Key{Cluster: logicalcluster.From(s), Name: s.Name})
 		}
 	}
 	return keys
@@ -122,97 +173,4 @@ func (c *Controller) allSlices() []reconciler.Key {
 		keys = append(keys, reconciler.Key{Cluster: logicalcluster.From(s), Name: s.Name})
 	}
 	return keys
-}
-
-func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
-	slice, err := c.slices.Lister().Cluster(key.Cluster).Get(key.Name)
-	if apierrors.IsNotFound(err) {
-		return reconciler.Result{}, nil
-	}
-	if err != nil {
-		return reconciler.Result{}, err
-	}
-	updated := slice.DeepCopy()
-	c.compute(key.Cluster, updated)
-	if equality.Semantic.DeepEqual(slice.Status, updated.Status) {
-		return reconciler.Result{}, nil
-	}
-	client, err := c.cfg.KCP.For(key.Cluster)
-	if err != nil {
-		return reconciler.Result{}, err
-	}
-	_, err = client.APIExportEndpointSlices().UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-	return reconciler.Result{}, err
-}
-
-// compute sets the status of s (a copy).
-func (c *Controller) compute(cluster logicalcluster.Name, s *apisv1alpha1.APIExportEndpointSlice) {
-	ref := s.Spec.APIExport
-	exportCluster := cluster
-	if ref.Path != "" {
-		name, ok := c.cfg.ResolvePath(logicalcluster.NewPath(ref.Path))
-		if !ok {
-			c.invalid(s, "workspace %s not found", ref.Path)
-			return
-		}
-		exportCluster = name
-	}
-	export, err := c.exports.Lister().Cluster(exportCluster).Get(ref.Name)
-	if err != nil {
-		c.invalid(s, "APIExport %s not found", ref.Name)
-		return
-	}
-	conditionsv1alpha1.MarkTrue(s, apisv1alpha1.APIExportEndpointSliceValid)
-	if s.Spec.Partition != "" {
-		conditionsv1alpha1.MarkFalse(s, apisv1alpha1.PartitionValid, apisv1alpha1.PartitionInvalidReferenceReason, conditionsv1alpha1.ConditionSeverityError,
-			"Partition %s not found", s.Spec.Partition)
-		s.Status.APIExportEndpoints = nil
-		conditionsv1alpha1.MarkFalse(s, apisv1alpha1.APIExportEndpointSliceURLsReady, apisv1alpha1.PartitionInvalidReferenceReason, conditionsv1alpha1.ConditionSeverityError,
-			"no endpoints while the partition is invalid")
-		return
-	}
-	conditionsv1alpha1.Delete(s, apisv1alpha1.PartitionValid)
-	var endpoints []apisv1alpha1.APIExportEndpoint
-	for _, u := range URLs(c.shards, c.cfg.PathOf, export) {
-		endpoints = append(endpoints, apisv1alpha1.APIExportEndpoint{URL: u})
-	}
-	s.Status.APIExportEndpoints = endpoints
-	conditionsv1alpha1.MarkTrue(s, apisv1alpha1.APIExportEndpointSliceURLsReady)
-}
-
-func (c *Controller) invalid(s *apisv1alpha1.APIExportEndpointSlice, format string, args ...any) {
-	conditionsv1alpha1.MarkFalse(s, apisv1alpha1.APIExportEndpointSliceValid, apisv1alpha1.APIExportNotFoundReason, conditionsv1alpha1.ConditionSeverityError, format, args...)
-	s.Status.APIExportEndpoints = nil
-	conditionsv1alpha1.MarkFalse(s, apisv1alpha1.APIExportEndpointSliceURLsReady, apisv1alpha1.APIExportNotFoundReason, conditionsv1alpha1.ConditionSeverityError,
-		"no endpoints without the APIExport")
-}
-
-// URLs returns the URL of the export's virtual workspace on every shard,
-// sorted: <virtual workspace URL of the shard>/services/apiexport/<export
-// workspace path>/<export name>.
-func URLs(shards informers.Informer[*corev1alpha1.Shard], pathOf func(logicalcluster.Name) string, export *apisv1alpha1.APIExport) []string {
-	exportPath := pathOf(logicalcluster.From(export))
-	if exportPath == "" {
-		exportPath = logicalcluster.From(export).String()
-	}
-	list, err := shards.Lister().List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	set := map[string]bool{}
-	for _, sh := range list {
-		base := sh.Spec.VirtualWorkspaceURL
-		if base == "" {
-			base = sh.Spec.BaseURL
-		}
-		if base != "" {
-			set[strings.TrimRight(base, "/")+apiexportvw.URLFor(exportPath, export.Name)] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for u := range set {
-		out = append(out, u)
-	}
-	sort.Strings(out)
-	return out
 }

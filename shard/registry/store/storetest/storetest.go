@@ -30,6 +30,47 @@ func NoStorage(resourcePrefix string) generic.RESTOptionsGetter {
 	}
 }
 
+// ClusterScoped is what NewStorage must wire for a cluster-scoped resource
+// without subresources.
+type ClusterScoped struct {
+	// Resource is the plural resource name, e.g. partitions.
+	Resource   string
+	Singular   string
+	ShortNames []string
+	Categories []string
+	// IsNew tells whether New() returned the right type.
+	IsNew func(runtime.Object) bool
+}
+
+// Check fails t unless storages wires want: exactly the resource,
+// cluster-scoped, with the names and categories.
+func (want ClusterScoped) Check(t *testing.T, storages map[string]rest.Storage) {
+	t.Helper()
+	if got := slices.Sorted(maps.Keys(storages)); !slices.Equal(got, []string{want.Resource}) {
+		t.Fatalf("storages %v", got)
+	}
+	want.checkMain(t, storages[want.Resource])
+}
+
+func (want ClusterScoped) checkMain(t *testing.T, main rest.Storage) {
+	t.Helper()
+	if !want.IsNew(main.New()) {
+		t.Errorf("new object %T", main.New())
+	}
+	if s, ok := main.(rest.Scoper); !ok || s.NamespaceScoped() {
+		t.Errorf("%s are not cluster-scoped", want.Resource)
+	}
+	if s, ok := main.(rest.ShortNamesProvider); !ok || !slices.Equal(s.ShortNames(), want.ShortNames) {
+		t.Errorf("short names of %s are not %v", want.Resource, want.ShortNames)
+	}
+	if c, ok := main.(rest.CategoriesProvider); !ok || !slices.Equal(c.Categories(), want.Categories) {
+		t.Errorf("categories of %s are not %v", want.Resource, want.Categories)
+	}
+	if s, ok := main.(rest.SingularNameProvider); !ok || s.GetSingularName() != want.Singular {
+		t.Errorf("singular name is not %s", want.Singular)
+	}
+}
+
 // ClusterScopedWithStatus is what NewStorage must wire for a cluster-scoped
 // resource with a status subresource.
 type ClusterScopedWithStatus struct {
@@ -53,22 +94,8 @@ func (want ClusterScopedWithStatus) Check(t *testing.T, storages map[string]rest
 	if got := slices.Sorted(maps.Keys(storages)); !slices.Equal(got, []string{want.Resource, status}) {
 		t.Fatalf("storages %v", got)
 	}
-	main := storages[want.Resource]
-	if !want.IsNew(main.New()) {
-		t.Errorf("new object %T", main.New())
-	}
-	if s, ok := main.(rest.Scoper); !ok || s.NamespaceScoped() {
-		t.Errorf("%s are not cluster-scoped", want.Resource)
-	}
-	if s, ok := main.(rest.ShortNamesProvider); !ok || !slices.Equal(s.ShortNames(), want.ShortNames) {
-		t.Errorf("short names of %s are not %v", want.Resource, want.ShortNames)
-	}
-	if c, ok := main.(rest.CategoriesProvider); !ok || !slices.Equal(c.Categories(), want.Categories) {
-		t.Errorf("categories of %s are not %v", want.Resource, want.Categories)
-	}
-	if s, ok := main.(rest.SingularNameProvider); !ok || s.GetSingularName() != want.Singular {
-		t.Errorf("singular name is not %s", want.Singular)
-	}
+	ClusterScoped{Resource: want.Resource, Singular: want.Singular, ShortNames: want.ShortNames, Categories: want.Categories, IsNew: want.IsNew}.
+		checkMain(t, storages[want.Resource])
 	st, ok := storages[status].(interface {
 		rest.Getter
 		rest.Updater

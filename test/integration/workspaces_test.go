@@ -65,10 +65,10 @@ func TestWorkspacesWithKubectl(t *testing.T) {
 	// The Shard registered itself in root.
 	ws.expect([]string{"get", "shards"}, "root", s.URL)
 
-	// kubectl ws without arguments enters the home workspace, created on
-	// first use.
-	home := server.HomePath(server.HomePrefix, certs.AdminUser, 2, 2).String()
-	if !regexp.MustCompile(`^root:users:[a-z][a-z0-9]:[a-z][a-z0-9]:shard-admin$`).MatchString(home) {
+	// kubectl ws without arguments enters the home workspace of kcp-admin
+	// (the admin kubeconfig's user, as in the seed), created on first use.
+	home := server.HomePath(server.HomePrefix, certs.KCPAdminUser, 2, 2).String()
+	if !regexp.MustCompile(`^root:users:[a-z][a-z0-9]:[a-z][a-z0-9]:kcp-admin$`).MatchString(home) {
 		t.Errorf("home path %q does not have the seed's shape", home)
 	}
 	ws.expect([]string{"ws"}, `Current workspace is "`+home+`".`)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -39,6 +40,60 @@ type Handler struct {
 	// digests caches servingDigest by CRD UID and resourceVersion.
 	// Cache audit (issue 9): cluster-keyed: UIDs are unique across clusters.
 	digests digests
+	// boundWatches are the open watches of consumers on the shared serving
+	// states of bound resources, by consumer cluster and CRD name.
+	boundWatches boundWatches
+}
+
+// BoundCRDsCluster keys the serving states of resources bound through
+// APIExports (CRDs with the annotation apis.kcp.io/identity): a bound
+// resource is served alike in every consumer, so all share one state,
+// cached under this name and the CRD's name and UID (kcp keeps its bound
+// CRDs in a logical cluster of this name).
+const BoundCRDsCluster = logicalcluster.Name("system:bound-crds")
+
+// boundWatches registers the watches served from shared states, so that
+// Invalidate ends those of one consumer. Entries live as long as a watch.
+type boundWatches struct {
+	mu      sync.Mutex
+	next    uint64
+	byOwner map[stateKey]map[uint64]context.CancelFunc
+}
+
+// add registers cancel under key and returns its removal.
+func (b *boundWatches) add(key stateKey, cancel context.CancelFunc) func() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.byOwner == nil {
+		b.byOwner = map[stateKey]map[uint64]context.CancelFunc{}
+	}
+	b.next++
+	id := b.next
+	if b.byOwner[key] == nil {
+		b.byOwner[key] = map[uint64]context.CancelFunc{}
+	}
+	b.byOwner[key][id] = cancel
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.byOwner[key], id)
+		if len(b.byOwner[key]) == 0 {
+			delete(b.byOwner, key)
+		}
+	}
+}
+
+// end cancels the watches registered under key.
+func (b *boundWatches) end(key stateKey) {
+	b.mu.Lock()
+	cancels := make([]context.CancelFunc, 0, len(b.byOwner[key]))
+	for _, c := range b.byOwner[key] {
+		cancels = append(cancels, c)
+	}
+	b.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
 }
 
 var _ http.Handler = &Handler{}
@@ -72,6 +127,7 @@ func New(c Config) (*Handler, error) {
 // Watches served from a dropped state end.
 func (h *Handler) Invalidate(cluster logicalcluster.Name, crdName string) {
 	h.states.invalidateKey(stateKey{cluster: cluster, crd: crdName}, nil)
+	h.boundWatches.end(stateKey{cluster: cluster, crd: crdName})
 	h.refreshWildcard(crdName)
 }
 
@@ -184,6 +240,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	terminating := crd.DeletionTimestamp != nil || apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating)
 	key := stateKey{cluster: cluster.Name, crd: crd.Name}
 	version := h.versionOf(cluster.Name, crd)
+	if crd.Annotations[apisv1alpha1.AnnotationAPIIdentityKey] != "" {
+		// A resource bound through an APIExport is served the same way in
+		// every consumer: one serving state for all of them.
+		key = stateKey{cluster: BoundCRDsCluster, crd: crd.Name + "|" + string(crd.UID)}
+		version = h.versionOf(BoundCRDsCluster, crd)
+	}
 	h.serve(w, req, logger, info, key, version, crd, terminating)
 }
 
@@ -222,6 +284,13 @@ func (h *Handler) serve(w http.ResponseWriter, req *http.Request, logger klog.Lo
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
 		defer context.AfterFunc(state.ctx, cancel)()
+		if key.cluster == BoundCRDsCluster {
+			// The state outlives one consumer's binding: end the watch
+			// when Invalidate names the consumer's resource.
+			if cluster, ok := logicalcluster.ClusterFrom(req.Context()); ok && !cluster.Wildcard {
+				defer h.boundWatches.add(stateKey{cluster: cluster.Name, crd: crd.Name}, cancel)()
+			}
+		}
 		req = req.WithContext(ctx)
 	}
 	handler.ServeHTTP(w, req)

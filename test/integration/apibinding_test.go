@@ -515,7 +515,27 @@ spec:
 	// Deleting the binding deletes its objects, then the resource is gone.
 	s.MustKubectl(t, "consumer", "delete", "apibinding", "other-cowboys")
 	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+	consumerWatch, err := dynamicClient(t, s, "consumer").Resource(cowboysGVR).Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumerWatch.Stop()
 	s.MustKubectl(t, "consumer", "delete", "apibinding", "cowboys", "--wait=true", "--timeout=60s")
+	// The consumer's open watch ends with its binding.
+	func() {
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case _, open := <-consumerWatch.ResultChan():
+				if !open {
+					return
+				}
+			case <-deadline:
+				t.Error("a watch of cowboys outlived the binding")
+				return
+			}
+		}
+	}()
 	eventually(t, 30*time.Second, "cowboys to stop being served", func(ctx context.Context) (bool, error) {
 		_, err := dynamicClient(t, s, "consumer").Resource(cowboysGVR).List(ctx, metav1.ListOptions{})
 		return apierrors.IsNotFound(err), nil

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/virtual/apiexport"
@@ -39,7 +40,7 @@ const (
 // binding costs the shard in memory and goroutines, and how fast writes
 // in many consumers reach one watch through the apiexport virtual
 // workspace.
-func apisBench(ctx context.Context, binary string, bindings, consumers, rate int) error {
+func apisBench(ctx context.Context, binary string, bindings, consumers, rate, defaultWS int) error {
 	if bindings < 0 || consumers < 0 || rate <= 0 {
 		return fmt.Errorf("apis: -bindings %d and -fanout-consumers %d must not be negative, -fanout-rate %d must be positive", bindings, consumers, rate)
 	}
@@ -166,8 +167,56 @@ func apisBench(ctx context.Context, binary string, bindings, consumers, rate int
 		}
 	}
 
-	// 4. Not measurable yet.
-	fmt.Printf("  workspace creation rate with default bindings: not measured: WorkspaceType spec.defaultAPIBindings are not implemented yet\n\n")
+	// 4. Workspaces of a type with a default binding, against plain
+	// universal ones in the same shard.
+	if defaultWS > 0 {
+		if err := defaultBindingWorkspaces(ctx, kcp, defaultWS); err != nil {
+			return err
+		}
+	}
+	fmt.Println()
+	return nil
+}
+
+// defaultBindingWorkspaces creates n universal workspaces, then n of a
+// type that extends universal and binds the cowboys export by default, and
+// prints both rates to Ready.
+func defaultBindingWorkspaces(ctx context.Context, kcp *clusters.KCPClusterClientset, n int) error {
+	wt := &tenancyv1alpha1.WorkspaceType{
+		ObjectMeta: metav1.ObjectMeta{Name: "ranch"},
+		Spec: tenancyv1alpha1.WorkspaceTypeSpec{
+			Extend:             tenancyv1alpha1.WorkspaceTypeExtension{With: []tenancyv1alpha1.WorkspaceTypeReference{{Name: "universal", Path: "root"}}},
+			DefaultAPIBindings: []tenancyv1alpha1.APIExportReference{{Path: provider.String(), Export: cowboysExport}},
+		},
+	}
+	if _, err := kcp.Cluster(logicalcluster.Root).WorkspaceTypes().Create(ctx, wt, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	rate := func(prefix string, typ tenancyv1alpha1.WorkspaceTypeName) (float64, error) {
+		start := time.Now()
+		if err := parallel(ctx, n, 32, func(ctx context.Context, i int) error {
+			ws := newWorkspace(fmt.Sprintf("%s%05d", prefix, i))
+			ws.Spec.Type.Name = typ
+			_, err := kcp.Cluster(logicalcluster.Root).Workspaces().Create(ctx, ws, metav1.CreateOptions{})
+			return err
+		}); err != nil {
+			return 0, err
+		}
+		if err := waitReady(ctx, kcp, logicalcluster.Root, prefix, n); err != nil {
+			return 0, err
+		}
+		return float64(n) / time.Since(start).Seconds(), nil
+	}
+	plain, err := rate("plain-", "universal")
+	if err != nil {
+		return err
+	}
+	bound, err := rate("bound-", "ranch")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  workspaces to Ready, %d each, 32 clients: universal %.1f/s, with a default APIBinding %.1f/s (%.2fx slower; goal within 1.5x)\n",
+		n, plain, bound, plain/bound)
 	return nil
 }
 

@@ -54,6 +54,7 @@ func main() {
 	bindings := flag.Int("bindings", 100, "APIBindings created one at a time, one per consumer cluster, in the apis run")
 	fanoutConsumers := flag.Int("fanout-consumers", 1000, "consumer clusters bound to the export whose writes reach one virtual workspace watch in the apis run")
 	fanoutRate := flag.Int("fanout-rate", 200, "writes per second across the consumers in the apis run")
+	defaultWS := flag.Int("default-binding-workspaces", 300, "workspaces created plain and with a default APIBinding in the apis run")
 	noiseServer := flag.String("noise-server", "", "internal: run the noisy tenant of the fairness run against this cluster URL")
 	noiseCA := flag.String("noise-ca", "", "internal: the CA of -noise-server")
 	noiseLists := flag.Int("noise-lists", 0, "internal: LIST loops of the noisy tenant")
@@ -91,7 +92,7 @@ func main() {
 		case "informers":
 			err = informerBench(ctx, abs, *informers)
 		case "apis":
-			err = apisBench(ctx, abs, *bindings, *fanoutConsumers, *fanoutRate)
+			err = apisBench(ctx, abs, *bindings, *fanoutConsumers, *fanoutRate, *defaultWS)
 		case "clusters":
 			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)
 		default:

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -1000,5 +1001,30 @@ func TestAPIBindingClusterDeletion(t *testing.T) {
 	resp, err := shardEtcd(t, s).Get(t.Context(), "/registry/wildwest.dev/cowboys/"+hash+"/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil || len(resp.Kvs) != 0 {
 		t.Errorf("bound objects outlived their logical cluster: %v %v", err, resp.Kvs)
+	}
+}
+
+// TestAPIBindingOwnerReferences: an object owned by a bound object is not
+// taken for an orphan by the garbage collector (it resolves the owner's
+// kind through the cluster's discovery, which lists bound resources).
+func TestAPIBindingOwnerReferences(t *testing.T) {
+	s := framework.StartShard(t)
+	for _, c := range []logicalcluster.Name{"provider", "consumer"} {
+		createCluster(t, s, c)
+	}
+	publishCowboys(t, s, "provider")
+	createBinding(t, s, "consumer", "cowboys", "provider", "wildwest.dev")
+	waitBound(t, s, "consumer", "cowboys")
+	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+	uid := s.MustKubectl(t, "consumer", "get", "cowboy", "one", "-o", "jsonpath={.metadata.uid}")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owned", Namespace: "default", OwnerReferences: []metav1.OwnerReference{{
+		APIVersion: "wildwest.dev/v1alpha1", Kind: "Cowboy", Name: "one", UID: types.UID(uid),
+	}}}}
+	if _, err := kube(t, s, "consumer").CoreV1().ConfigMaps("default").Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Second)
+	if _, err := kube(t, s, "consumer").CoreV1().ConfigMaps("default").Get(t.Context(), "owned", metav1.GetOptions{}); err != nil {
+		t.Errorf("the garbage collector deleted a configmap owned by an existing Cowboy: %v", err)
 	}
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -254,6 +256,25 @@ func (c *Controller) newCollector(monitors *monitorSet, b *builtins) *collector 
 				out[i] = &list.Items[i]
 			}
 			return out, nil
+		},
+		served: func(ctx context.Context, cluster logicalcluster.Name, gvk schema.GroupVersionKind) (kindInfo, bool, error) {
+			client, err := c.crdClients.For(cluster)
+			if err != nil {
+				return kindInfo{}, false, err
+			}
+			list, err := client.Discovery().ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+			if apierrors.IsNotFound(err) {
+				return kindInfo{}, false, nil
+			}
+			if err != nil {
+				return kindInfo{}, false, fmt.Errorf("discovering %s: %w", gvk.GroupVersion(), err)
+			}
+			for _, r := range list.APIResources {
+				if r.Kind == gvk.Kind && !strings.Contains(r.Name, "/") {
+					return kindInfo{resource: gvk.GroupVersion().WithResource(r.Name), namespaced: r.Namespaced}, true, nil
+				}
+			}
+			return kindInfo{}, false, nil
 		},
 		get: func(ctx context.Context, cluster logicalcluster.Name, gvr schema.GroupVersionResource, namespace, name string) (*metav1.PartialObjectMetadata, error) {
 			client, err := c.meta.For(cluster)

@@ -21,6 +21,10 @@ type ownerLookup struct {
 	cachedCRDs func(cluster logicalcluster.Name) ([]*apiextensionsv1.CustomResourceDefinition, error)
 	// liveCRDs returns the CRDs of a logical cluster from the API server.
 	liveCRDs func(ctx context.Context, cluster logicalcluster.Name) ([]*apiextensionsv1.CustomResourceDefinition, error)
+	// served finds gvk in the discovery of a logical cluster on the API
+	// server: kinds no CRD of the cluster defines, such as resources bound
+	// through APIBindings.
+	served func(ctx context.Context, cluster logicalcluster.Name, gvk schema.GroupVersionKind) (kindInfo, bool, error)
 	// get reads an object's metadata from the API server.
 	get func(ctx context.Context, cluster logicalcluster.Name, gvr schema.GroupVersionResource, namespace, name string) (*metav1.PartialObjectMetadata, error)
 }
@@ -52,7 +56,8 @@ func (l *ownerLookup) getOwner(ctx context.Context, cluster logicalcluster.Name,
 
 // resolve returns where objects of gvk live in cluster. A kind that neither
 // the built-ins nor the cached CRDs know is looked up in the cluster's CRDs
-// on the API server, since the cache may miss a CRD created just now.
+// on the API server, since the cache may miss a CRD created just now, and
+// then in the cluster's discovery (bound resources).
 func (l *ownerLookup) resolve(ctx context.Context, cluster logicalcluster.Name, gvk schema.GroupVersionKind) (kindInfo, bool, error) {
 	if info, ok := l.builtins.kinds[gvk.GroupKind()]; ok {
 		return info, true, nil
@@ -68,6 +73,13 @@ func (l *ownerLookup) resolve(ctx context.Context, cluster logicalcluster.Name, 
 	if err != nil {
 		return kindInfo{}, false, fmt.Errorf("listing CRDs: %w", err)
 	}
-	info, ok := crdKind(crds, gvk)
-	return info, ok, nil
+	if info, ok := crdKind(crds, gvk); ok {
+		return info, true, nil
+	}
+	// Not a CRD of the cluster: a resource bound through an APIBinding is
+	// served all the same, and its owners must not be taken for gone.
+	if l.served == nil {
+		return kindInfo{}, false, nil
+	}
+	return l.served(ctx, cluster, gvk)
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,24 +38,9 @@ func TestTableConvertor(t *testing.T) {
 		b.CreationTimestamp = metav1.NewTime(time.Now().Add(-5 * time.Minute))
 	})
 	list := &apisv1alpha1.APIBindingList{ListMeta: metav1.ListMeta{ResourceVersion: "9"}, Items: []apisv1alpha1.APIBinding{*ready, *fresh}}
-	table, err := tableConvertor().ConvertToTable(t.Context(), list, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range table.ColumnDefinitions {
-		names = append(names, c.Name+":"+c.Type)
-	}
-	if diff := cmp.Diff([]string{"Name:string", "Age:date", "Ready:string"}, names); diff != "" {
-		t.Errorf("columns (-want +got):\n%s", diff)
-	}
-	if table.ResourceVersion != "9" || len(table.Rows) != 2 {
-		t.Fatalf("resourceVersion %q and %d rows, want 9 and 2", table.ResourceVersion, len(table.Rows))
-	}
-	if diff := cmp.Diff([]interface{}{"cowboys", "3h", string(corev1.ConditionFalse)}, table.Rows[0].Cells); diff != "" {
-		t.Errorf("cells (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]interface{}{"fresh", "5m", nil}, table.Rows[1].Cells); diff != "" {
-		t.Errorf("cells of a binding without conditions (-want +got):\n%s", diff)
-	}
+	storetest.Table{
+		Columns:         []string{"Name:string", "Age:date", "Ready:string"},
+		ResourceVersion: "9",
+		Rows:            [][]interface{}{{"cowboys", "3h", string(corev1.ConditionFalse)}, {"fresh", "5m", nil}},
+	}.Check(t, tableConvertor(), list)
 }

@@ -17,6 +17,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -31,36 +32,31 @@ import (
 // strategy is the create, update and delete strategy of bindings. Writes
 // keep the status, which only the status subresource changes.
 type strategy struct {
-	store.Strategy[*apisv1alpha1.APIBinding]
+	store.WithStatus[*apisv1alpha1.APIBinding]
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate)}
+	return strategy{store.NewWithStatus(store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate), apisv1alpha1.SchemeGroupVersion, parts)}
 }
 
-func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return store.ResetFields(apisv1alpha1.SchemeGroupVersion, "status")
+// parts returns the metadata, spec and status of an APIBinding.
+func parts(b *apisv1alpha1.APIBinding) (*metav1.ObjectMeta, *apisv1alpha1.APIBindingSpec, *apisv1alpha1.APIBindingStatus) {
+	return &b.ObjectMeta, &b.Spec, &b.Status
 }
 
 // PrepareForCreate drops the status, starts the generation at 1 and turns
 // the older form of the reference into the current one.
-func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
-	b := obj.(*apisv1alpha1.APIBinding)
-	b.Status = apisv1alpha1.APIBindingStatus{}
-	b.Generation = 1
-	convertReference(&b.Spec.Reference)
+func (s strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
+	s.WithStatus.PrepareForCreate(ctx, obj)
+	convertReference(&obj.(*apisv1alpha1.APIBinding).Spec.Reference)
 }
 
-// PrepareForUpdate keeps the stored status, turns the older form of the
-// reference into the current one, and bumps the generation when the spec
+// PrepareForUpdate turns the older form of the reference into the current
+// one, keeps the stored status, and bumps the generation when the spec
 // changes.
-func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	b, oldB := obj.(*apisv1alpha1.APIBinding), old.(*apisv1alpha1.APIBinding)
-	b.Status = *oldB.Status.DeepCopy()
-	convertReference(&b.Spec.Reference)
-	if !apiequality.Semantic.DeepEqual(b.Spec, oldB.Spec) {
-		b.Generation = oldB.Generation + 1
-	}
+func (s strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	convertReference(&obj.(*apisv1alpha1.APIBinding).Spec.Reference)
+	s.WithStatus.PrepareForUpdate(ctx, obj, old)
 }
 
 // convertReference turns workspace{path, exportName}, the older form of
@@ -134,20 +130,15 @@ func validateSpec(spec *apisv1alpha1.APIBindingSpec, p *field.Path) field.ErrorL
 // statusStrategy updates the status only.
 type statusStrategy struct{ strategy }
 
-// GetResetFields: a status write keeps the spec and the metadata, as that
-// of a custom resource does.
-func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return store.ResetFields(apisv1alpha1.SchemeGroupVersion, "spec", "metadata")
+// GetResetFields: a status write keeps the spec and the metadata.
+func (s statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.StatusResetFields()
 }
 
 // PrepareForUpdate keeps the stored spec and metadata, except the managed
 // fields the write changed.
-func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	b, oldB := obj.(*apisv1alpha1.APIBinding), old.(*apisv1alpha1.APIBinding)
-	managed := b.ManagedFields
-	b.ObjectMeta = *oldB.ObjectMeta.DeepCopy()
-	b.ManagedFields = managed
-	b.Spec = *oldB.Spec.DeepCopy()
+func (s statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	s.PrepareForStatusUpdate(ctx, obj, old)
 }
 
 // phases are the phases of a binding; "" until the controller first sees it.

@@ -7,11 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/store/storetest"
 )
 
 // hash is an identity hash.
@@ -53,15 +52,6 @@ func answer(group, resource, identityHash string, state apisv1alpha1.AcceptableP
 // withAnswers sets the answers of a binding.
 func withAnswers(answers ...apisv1alpha1.AcceptablePermissionClaim) func(*apisv1alpha1.APIBinding) {
 	return func(b *apisv1alpha1.APIBinding) { b.Spec.PermissionClaims = answers }
-}
-
-// fields returns "<type> <field>" of each error.
-func fields(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, string(e.Type)+" "+e.Field)
-	}
-	return out
 }
 
 // TestCreate prepares and validates new bindings, as the API server does.
@@ -130,7 +120,7 @@ func TestCreate(t *testing.T) {
 			b := tc.binding.DeepCopy()
 			s.PrepareForCreate(t.Context(), b)
 			errs := s.Validate(t.Context(), b)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Fatalf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 			if tc.detail != "" && !strings.Contains(errs.ToAggregate().Error(), tc.detail) {
@@ -202,7 +192,7 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("generation %d, want %d", b.Generation, tc.wantGeneration)
 			}
 			errs := s.ValidateUpdate(t.Context(), b, old)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Fatalf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 			if tc.detail != "" && !strings.Contains(errs.ToAggregate().Error(), tc.detail) {
@@ -274,7 +264,7 @@ func TestStatusUpdate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			status.PrepareForUpdate(t.Context(), tc.b, tc.old)
 			errs := status.ValidateUpdate(t.Context(), tc.b, tc.old)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Fatalf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 			if tc.detail != "" && !strings.Contains(errs.ToAggregate().Error(), tc.detail) {
@@ -284,23 +274,7 @@ func TestStatusUpdate(t *testing.T) {
 	}
 }
 
-// path returns the field path of names.
-func path(names ...string) fieldpath.Path {
-	elements := make([]interface{}, len(names))
-	for i, n := range names {
-		elements[i] = n
-	}
-	return fieldpath.MakePathOrDie(elements...)
-}
-
 func TestResetFields(t *testing.T) {
 	s := newStrategy(runtime.NewScheme())
-	version := fieldpath.APIVersion("apis.kcp.io/v1alpha1")
-	if got := s.GetResetFields()[version]; got == nil || !got.Has(path("status")) || got.Has(path("spec")) {
-		t.Errorf("writes reset %v, want status", got)
-	}
-	got := statusStrategy{s}.GetResetFields()[version]
-	if got == nil || !got.Has(path("spec")) || !got.Has(path("metadata")) || got.Has(path("status")) {
-		t.Errorf("status writes reset %v, want spec and metadata", got)
-	}
+	storetest.CheckStatusResetFields(t, "apis.kcp.io/v1alpha1", s, statusStrategy{s})
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -35,24 +34,9 @@ func TestTableConvertor(t *testing.T) {
 		s.CreationTimestamp = metav1.NewTime(time.Now().Add(-5 * time.Minute))
 	})
 	list := &apisv1alpha1.APIExportEndpointSliceList{ListMeta: metav1.ListMeta{ResourceVersion: "9"}, Items: []apisv1alpha1.APIExportEndpointSlice{*eu, *all}}
-	table, err := tableConvertor().ConvertToTable(t.Context(), list, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range table.ColumnDefinitions {
-		names = append(names, c.Name+":"+c.Type)
-	}
-	if diff := cmp.Diff([]string{"Name:string", "Export:string", "Partition:string", "Age:date"}, names); diff != "" {
-		t.Errorf("columns (-want +got):\n%s", diff)
-	}
-	if table.ResourceVersion != "9" || len(table.Rows) != 2 {
-		t.Fatalf("resourceVersion %q and %d rows, want 9 and 2", table.ResourceVersion, len(table.Rows))
-	}
-	if diff := cmp.Diff([]interface{}{"cowboys-eu", "today-cowboys", "eu", "3h"}, table.Rows[0].Cells); diff != "" {
-		t.Errorf("cells (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]interface{}{"cowboys", "today-cowboys", nil, "5m"}, table.Rows[1].Cells); diff != "" {
-		t.Errorf("cells of a slice without partition (-want +got):\n%s", diff)
-	}
+	storetest.Table{
+		Columns:         []string{"Name:string", "Export:string", "Partition:string", "Age:date"},
+		ResourceVersion: "9",
+		Rows:            [][]interface{}{{"cowboys-eu", "today-cowboys", "eu", "3h"}, {"cowboys", "today-cowboys", nil, "5m"}},
+	}.Check(t, tableConvertor(), list)
 }

@@ -14,8 +14,8 @@ import (
 	"context"
 	"strings"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -31,32 +31,16 @@ import (
 // strategy is the create, update and delete strategy of slices. Writes
 // keep the status, which only the status subresource changes.
 type strategy struct {
-	store.Strategy[*apisv1alpha1.APIExportEndpointSlice]
+	store.WithStatus[*apisv1alpha1.APIExportEndpointSlice]
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate)}
+	return strategy{store.NewWithStatus(store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate), apisv1alpha1.SchemeGroupVersion, parts)}
 }
 
-func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return store.ResetFields(apisv1alpha1.SchemeGroupVersion, "status")
-}
-
-// PrepareForCreate drops the status and starts the generation at 1.
-func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
-	s := obj.(*apisv1alpha1.APIExportEndpointSlice)
-	s.Status = apisv1alpha1.APIExportEndpointSliceStatus{}
-	s.Generation = 1
-}
-
-// PrepareForUpdate keeps the stored status, and bumps the generation when
-// the spec changes.
-func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	s, oldS := obj.(*apisv1alpha1.APIExportEndpointSlice), old.(*apisv1alpha1.APIExportEndpointSlice)
-	s.Status = *oldS.Status.DeepCopy()
-	if !apiequality.Semantic.DeepEqual(s.Spec, oldS.Spec) {
-		s.Generation = oldS.Generation + 1
-	}
+// parts returns the metadata, spec and status of an APIExportEndpointSlice.
+func parts(s *apisv1alpha1.APIExportEndpointSlice) (*metav1.ObjectMeta, *apisv1alpha1.APIExportEndpointSliceSpec, *apisv1alpha1.APIExportEndpointSliceStatus) {
+	return &s.ObjectMeta, &s.Spec, &s.Status
 }
 
 // validate validates a new slice.
@@ -92,20 +76,15 @@ func validateSpec(spec *apisv1alpha1.APIExportEndpointSliceSpec, p *field.Path) 
 // statusStrategy updates the status only.
 type statusStrategy struct{ strategy }
 
-// GetResetFields: a status write keeps the spec and the metadata, as that
-// of a custom resource does.
-func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return store.ResetFields(apisv1alpha1.SchemeGroupVersion, "spec", "metadata")
+// GetResetFields: a status write keeps the spec and the metadata.
+func (s statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.StatusResetFields()
 }
 
 // PrepareForUpdate keeps the stored spec and metadata, except the managed
 // fields the write changed.
-func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	s, oldS := obj.(*apisv1alpha1.APIExportEndpointSlice), old.(*apisv1alpha1.APIExportEndpointSlice)
-	managed := s.ManagedFields
-	s.ObjectMeta = *oldS.ObjectMeta.DeepCopy()
-	s.ManagedFields = managed
-	s.Spec = oldS.Spec
+func (s statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	s.PrepareForStatusUpdate(ctx, obj, old)
 }
 
 // ValidateUpdate validates the status: every endpoint has a URL, listed

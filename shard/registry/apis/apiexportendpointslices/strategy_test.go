@@ -7,11 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/store/storetest"
 )
 
 // cowboys is the slice of the export today-cowboys in root:west, on the
@@ -28,15 +27,6 @@ func cowboys(change ...func(*apisv1alpha1.APIExportEndpointSlice)) *apisv1alpha1
 		c(s)
 	}
 	return s
-}
-
-// fields returns "<type> <field>" of each error.
-func fields(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, string(e.Type)+" "+e.Field)
-	}
-	return out
 }
 
 func TestValidate(t *testing.T) {
@@ -62,7 +52,7 @@ func TestValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := st.Validate(t.Context(), tc.slice)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 		})
@@ -119,7 +109,7 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("generation %d, want %d", s.Generation, tc.wantGeneration)
 			}
 			errs := st.ValidateUpdate(t.Context(), s, old)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Fatalf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 			if len(tc.want) > 0 && !strings.Contains(errs.ToAggregate().Error(), "APIExport reference must not be changed") {
@@ -179,30 +169,14 @@ func TestStatusUpdate(t *testing.T) {
 			s := cowboys(func(s *apisv1alpha1.APIExportEndpointSlice) { s.Status.APIExportEndpoints = tc.endpoints })
 			status.PrepareForUpdate(t.Context(), s, old)
 			errs := status.ValidateUpdate(t.Context(), s, old)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 		})
 	}
 }
 
-// path returns the field path of names.
-func path(names ...string) fieldpath.Path {
-	elements := make([]interface{}, len(names))
-	for i, n := range names {
-		elements[i] = n
-	}
-	return fieldpath.MakePathOrDie(elements...)
-}
-
 func TestResetFields(t *testing.T) {
 	s := newStrategy(runtime.NewScheme())
-	version := fieldpath.APIVersion("apis.kcp.io/v1alpha1")
-	if got := s.GetResetFields()[version]; got == nil || !got.Has(path("status")) || got.Has(path("spec")) {
-		t.Errorf("writes reset %v, want status", got)
-	}
-	got := statusStrategy{s}.GetResetFields()[version]
-	if got == nil || !got.Has(path("spec")) || !got.Has(path("metadata")) || got.Has(path("status")) {
-		t.Errorf("status writes reset %v, want spec and metadata", got)
-	}
+	storetest.CheckStatusResetFields(t, "apis.kcp.io/v1alpha1", s, statusStrategy{s})
 }

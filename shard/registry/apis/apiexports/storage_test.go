@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -37,24 +36,9 @@ func TestTableConvertor(t *testing.T) {
 		e.CreationTimestamp = metav1.NewTime(time.Now().Add(-5 * time.Minute))
 	})
 	list := &apisv1alpha1.APIExportList{ListMeta: metav1.ListMeta{ResourceVersion: "9"}, Items: []apisv1alpha1.APIExport{*ready, *fresh}}
-	table, err := tableConvertor().ConvertToTable(t.Context(), list, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range table.ColumnDefinitions {
-		names = append(names, c.Name+":"+c.Type)
-	}
-	if diff := cmp.Diff([]string{"Name:string", "Age:date", "Ready:string"}, names); diff != "" {
-		t.Errorf("columns (-want +got):\n%s", diff)
-	}
-	if table.ResourceVersion != "9" || len(table.Rows) != 2 {
-		t.Fatalf("resourceVersion %q and %d rows, want 9 and 2", table.ResourceVersion, len(table.Rows))
-	}
-	if diff := cmp.Diff([]interface{}{"today-cowboys", "3h", "True"}, table.Rows[0].Cells); diff != "" {
-		t.Errorf("cells (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]interface{}{"fresh", "5m", nil}, table.Rows[1].Cells); diff != "" {
-		t.Errorf("cells of an export without condition (-want +got):\n%s", diff)
-	}
+	storetest.Table{
+		Columns:         []string{"Name:string", "Age:date", "Ready:string"},
+		ResourceVersion: "9",
+		Rows:            [][]interface{}{{"today-cowboys", "3h", "True"}, {"fresh", "5m", nil}},
+	}.Check(t, tableConvertor(), list)
 }

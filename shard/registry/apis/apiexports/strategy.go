@@ -19,8 +19,8 @@ import (
 	"context"
 	"fmt"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -36,33 +36,16 @@ import (
 // strategy is the create, update and delete strategy of exports. Writes
 // keep the status, which only the status subresource changes.
 type strategy struct {
-	store.Strategy[*apisv1alpha1.APIExport]
+	store.WithStatus[*apisv1alpha1.APIExport]
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate)}
+	return strategy{store.NewWithStatus(store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate), apisv1alpha1.SchemeGroupVersion, parts)}
 }
 
-func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return store.ResetFields(apisv1alpha1.SchemeGroupVersion, "status")
-}
-
-// PrepareForCreate drops the status, which the identity controller fills
-// in, and starts the generation at 1.
-func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
-	e := obj.(*apisv1alpha1.APIExport)
-	e.Status = apisv1alpha1.APIExportStatus{}
-	e.Generation = 1
-}
-
-// PrepareForUpdate keeps the stored status, and bumps the generation when
-// the spec changes.
-func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	e, oldE := obj.(*apisv1alpha1.APIExport), old.(*apisv1alpha1.APIExport)
-	e.Status = *oldE.Status.DeepCopy()
-	if !apiequality.Semantic.DeepEqual(e.Spec, oldE.Spec) {
-		e.Generation = oldE.Generation + 1
-	}
+// parts returns the metadata, spec and status of an APIExport.
+func parts(e *apisv1alpha1.APIExport) (*metav1.ObjectMeta, *apisv1alpha1.APIExportSpec, *apisv1alpha1.APIExportStatus) {
+	return &e.ObjectMeta, &e.Spec, &e.Status
 }
 
 // validate validates a new export.
@@ -139,20 +122,15 @@ func validateSpec(spec *apisv1alpha1.APIExportSpec, p *field.Path) field.ErrorLi
 // statusStrategy updates the status only.
 type statusStrategy struct{ strategy }
 
-// GetResetFields: a status write keeps the spec and the metadata, as that
-// of a custom resource does.
-func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return store.ResetFields(apisv1alpha1.SchemeGroupVersion, "spec", "metadata")
+// GetResetFields: a status write keeps the spec and the metadata.
+func (s statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.StatusResetFields()
 }
 
 // PrepareForUpdate keeps the stored spec and metadata, except the managed
 // fields the write changed.
-func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	e, oldE := obj.(*apisv1alpha1.APIExport), old.(*apisv1alpha1.APIExport)
-	managed := e.ManagedFields
-	e.ObjectMeta = *oldE.ObjectMeta.DeepCopy()
-	e.ManagedFields = managed
-	e.Spec = *oldE.Spec.DeepCopy()
+func (s statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	s.PrepareForStatusUpdate(ctx, obj, old)
 }
 
 // ValidateUpdate validates the status: the identity hash, once set, does

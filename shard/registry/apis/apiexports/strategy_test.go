@@ -9,10 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/store/storetest"
 )
 
 // hash is an identity hash.
@@ -43,15 +43,6 @@ func claim(group, resource, identityHash string) apisv1alpha1.PermissionClaim {
 // withClaims sets the claims of an export.
 func withClaims(claims ...apisv1alpha1.PermissionClaim) func(*apisv1alpha1.APIExport) {
 	return func(e *apisv1alpha1.APIExport) { e.Spec.PermissionClaims = claims }
-}
-
-// fields returns "<type> <field>" of each error.
-func fields(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, string(e.Type)+" "+e.Field)
-	}
-	return out
 }
 
 func TestValidate(t *testing.T) {
@@ -145,7 +136,7 @@ func TestValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := s.Validate(t.Context(), tc.export)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Fatalf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 			if tc.detail != "" && !strings.Contains(errs.ToAggregate().Error(), tc.detail) {
@@ -162,7 +153,7 @@ func TestValidate(t *testing.T) {
 					want = append(want, w)
 				}
 			}
-			if diff := cmp.Diff(want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(want, storetest.Fields(errs)); diff != "" {
 				t.Errorf("errors of an update (-want +got):\n%s\n%v", diff, errs)
 			}
 		})
@@ -187,7 +178,7 @@ func TestValidateReference(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := ValidateReference(tc.ref, p)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 		})
@@ -317,7 +308,7 @@ func TestStatusUpdate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			status.PrepareForUpdate(t.Context(), tc.e, tc.old)
 			errs := status.ValidateUpdate(t.Context(), tc.e, tc.old)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Fatalf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 			if tc.message != "" && !strings.Contains(errs.ToAggregate().Error(), tc.message) {
@@ -327,23 +318,7 @@ func TestStatusUpdate(t *testing.T) {
 	}
 }
 
-// path returns the field path of names.
-func path(names ...string) fieldpath.Path {
-	elements := make([]interface{}, len(names))
-	for i, n := range names {
-		elements[i] = n
-	}
-	return fieldpath.MakePathOrDie(elements...)
-}
-
 func TestResetFields(t *testing.T) {
 	s := newStrategy(runtime.NewScheme())
-	version := fieldpath.APIVersion("apis.kcp.io/v1alpha1")
-	if got := s.GetResetFields()[version]; got == nil || !got.Has(path("status")) || got.Has(path("spec")) {
-		t.Errorf("writes reset %v, want status", got)
-	}
-	got := statusStrategy{s}.GetResetFields()[version]
-	if got == nil || !got.Has(path("spec")) || !got.Has(path("metadata")) || got.Has(path("status")) {
-		t.Errorf("status writes reset %v, want spec and metadata", got)
-	}
+	storetest.CheckStatusResetFields(t, "apis.kcp.io/v1alpha1", s, statusStrategy{s})
 }

@@ -1,5 +1,6 @@
 // Package storetest holds test helpers for registries built on
-// shard/registry/store: what NewStorage wires, without etcd.
+// shard/registry/store: what NewStorage wires, without etcd, and what their
+// strategies and table convertors return.
 package storetest
 
 import (
@@ -7,7 +8,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
@@ -107,4 +111,65 @@ func (want ClusterScopedWithStatus) Check(t *testing.T, storages map[string]rest
 	if reset := st.GetResetFields()[fieldpath.APIVersion(want.GroupVersion)]; reset == nil || !reset.Has(fieldpath.MakePathOrDie("spec")) {
 		t.Errorf("status writes reset %v, want spec among them", reset)
 	}
+}
+
+// Fields returns "<type> <field>" of each error, e.g.
+// "FieldValueRequired spec.name", for a table test to compare.
+func Fields(errs field.ErrorList) []string {
+	var out []string
+	for _, e := range errs {
+		out = append(out, string(e.Type)+" "+e.Field)
+	}
+	return out
+}
+
+// CheckStatusResetFields fails t unless, in version gv, writes through
+// main reset the status and not the spec, and writes through status reset
+// the spec and the metadata and not the status: the reset fields of a
+// resource with a status subresource (store.WithStatus).
+func CheckStatusResetFields(t *testing.T, gv string, main, status rest.ResetFieldsStrategy) {
+	t.Helper()
+	version := fieldpath.APIVersion(gv)
+	has := func(set *fieldpath.Set, name string) bool { return set.Has(fieldpath.MakePathOrDie(name)) }
+	if got := main.GetResetFields()[version]; got == nil || !has(got, "status") || has(got, "spec") {
+		t.Errorf("writes reset %v, want status", got)
+	}
+	if got := status.GetResetFields()[version]; got == nil || !has(got, "spec") || !has(got, "metadata") || has(got, "status") {
+		t.Errorf("status writes reset %v, want spec and metadata", got)
+	}
+}
+
+// Table is what a TableConvertor must print for a list.
+type Table struct {
+	// Columns are "<name>:<type>" of each column, e.g. "Age:date".
+	Columns         []string
+	ResourceVersion string
+	// Rows are the cells of each row; nil for an empty cell.
+	Rows [][]interface{}
+}
+
+// Check fails t unless convertor prints list as want, and returns the
+// table for further checks.
+func (want Table) Check(t *testing.T, convertor rest.TableConvertor, list runtime.Object) *metav1.Table {
+	t.Helper()
+	table, err := convertor.ConvertToTable(t.Context(), list, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var columns []string
+	for _, c := range table.ColumnDefinitions {
+		columns = append(columns, c.Name+":"+c.Type)
+	}
+	if diff := cmp.Diff(want.Columns, columns); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	if table.ResourceVersion != want.ResourceVersion || len(table.Rows) != len(want.Rows) {
+		t.Fatalf("resourceVersion %q and %d rows, want %s and %d", table.ResourceVersion, len(table.Rows), want.ResourceVersion, len(want.Rows))
+	}
+	for i, row := range want.Rows {
+		if diff := cmp.Diff(row, table.Rows[i].Cells); diff != "" {
+			t.Errorf("cells of row %d (-want +got):\n%s", i, diff)
+		}
+	}
+	return table
 }

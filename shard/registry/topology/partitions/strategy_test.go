@@ -6,9 +6,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/store/storetest"
 )
 
 // europe is the partition of kcp's documentation: the shards of gcp in
@@ -25,15 +25,6 @@ func europe(change ...func(*topologyv1alpha1.Partition)) *topologyv1alpha1.Parti
 		c(p)
 	}
 	return p
-}
-
-// fields returns "<type> <field>" of each error.
-func fields(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, string(e.Type)+" "+e.Field)
-	}
-	return out
 }
 
 func TestValidate(t *testing.T) {
@@ -68,7 +59,7 @@ func TestValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := st.Validate(t.Context(), tc.partition)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 		})
@@ -108,7 +99,7 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("generation %d, want %d", p.Generation, tc.wantGeneration)
 			}
 			errs := st.ValidateUpdate(t.Context(), p, old)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 		})

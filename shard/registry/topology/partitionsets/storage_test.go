@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -36,27 +35,12 @@ func TestTableConvertor(t *testing.T) {
 		s.CreationTimestamp = metav1.NewTime(time.Now().Add(-5 * time.Minute))
 	})
 	list := &topologyv1alpha1.PartitionSetList{ListMeta: metav1.ListMeta{ResourceVersion: "3"}, Items: []topologyv1alpha1.PartitionSet{*counted, *fresh}}
-	table, err := tableConvertor().ConvertToTable(t.Context(), list, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range table.ColumnDefinitions {
-		names = append(names, c.Name+":"+c.Type)
-	}
-	if diff := cmp.Diff([]string{"Name:string", "Count:string", "Age:date"}, names); diff != "" {
-		t.Errorf("columns (-want +got):\n%s", diff)
-	}
+	table := storetest.Table{
+		Columns:         []string{"Name:string", "Count:string", "Age:date"},
+		ResourceVersion: "3",
+		Rows:            [][]interface{}{{"cloud-region", "10", "3h"}, {"fresh", nil, "5m"}},
+	}.Check(t, tableConvertor(), list)
 	if d := table.ColumnDefinitions[1].Description; d != "Count of the partitions belonging the PartitionSet" {
 		t.Errorf("description of Count: %q", d)
-	}
-	if table.ResourceVersion != "3" || len(table.Rows) != 2 {
-		t.Fatalf("resourceVersion %q and %d rows, want 3 and 2", table.ResourceVersion, len(table.Rows))
-	}
-	if diff := cmp.Diff([]interface{}{"cloud-region", "10", "3h"}, table.Rows[0].Cells); diff != "" {
-		t.Errorf("cells (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]interface{}{"fresh", nil, "5m"}, table.Rows[1].Cells); diff != "" {
-		t.Errorf("cells of a set without count (-want +got):\n%s", diff)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"context"
 	"strings"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -38,32 +37,16 @@ const maxSelectorTerms = 10
 // strategy is the create, update and delete strategy of partition sets.
 // Writes keep the status, which only the status subresource changes.
 type strategy struct {
-	store.Strategy[*topologyv1alpha1.PartitionSet]
+	store.WithStatus[*topologyv1alpha1.PartitionSet]
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate)}
+	return strategy{store.NewWithStatus(store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate), topologyv1alpha1.SchemeGroupVersion, parts)}
 }
 
-func (strategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return store.ResetFields(topologyv1alpha1.SchemeGroupVersion, "status")
-}
-
-// PrepareForCreate drops the status and starts the generation at 1.
-func (strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
-	s := obj.(*topologyv1alpha1.PartitionSet)
-	s.Status = topologyv1alpha1.PartitionSetStatus{}
-	s.Generation = 1
-}
-
-// PrepareForUpdate keeps the stored status, and bumps the generation when
-// the spec changes.
-func (strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	s, oldS := obj.(*topologyv1alpha1.PartitionSet), old.(*topologyv1alpha1.PartitionSet)
-	s.Status = *oldS.Status.DeepCopy()
-	if !apiequality.Semantic.DeepEqual(s.Spec, oldS.Spec) {
-		s.Generation = oldS.Generation + 1
-	}
+// parts returns the metadata, spec and status of a PartitionSet.
+func parts(s *topologyv1alpha1.PartitionSet) (*metav1.ObjectMeta, *topologyv1alpha1.PartitionSetSpec, *topologyv1alpha1.PartitionSetStatus) {
+	return &s.ObjectMeta, &s.Spec, &s.Status
 }
 
 // validate validates a new partition set.
@@ -123,20 +106,15 @@ func validateShardSelector(sel *metav1.LabelSelector, p *field.Path) field.Error
 // statusStrategy updates the status only.
 type statusStrategy struct{ strategy }
 
-// GetResetFields: a status write keeps the spec and the metadata, as that
-// of a custom resource does.
-func (statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return store.ResetFields(topologyv1alpha1.SchemeGroupVersion, "spec", "metadata")
+// GetResetFields: a status write keeps the spec and the metadata.
+func (s statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return s.StatusResetFields()
 }
 
 // PrepareForUpdate keeps the stored spec and metadata, except the managed
 // fields the write changed.
-func (statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
-	s, oldS := obj.(*topologyv1alpha1.PartitionSet), old.(*topologyv1alpha1.PartitionSet)
-	managed := s.ManagedFields
-	s.ObjectMeta = *oldS.ObjectMeta.DeepCopy()
-	s.ManagedFields = managed
-	s.Spec = *oldS.Spec.DeepCopy()
+func (s statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	s.PrepareForStatusUpdate(ctx, obj, old)
 }
 
 // ValidateUpdate validates a status write: the status has no rule of its

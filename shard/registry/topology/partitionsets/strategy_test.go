@@ -7,10 +7,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
+	"github.com/tessera-dev/tessera/shard/registry/store/storetest"
 )
 
 // cloudRegion is the PartitionSet of kcp's documentation: partitions by
@@ -29,15 +29,6 @@ func cloudRegion(change ...func(*topologyv1alpha1.PartitionSet)) *topologyv1alph
 		c(s)
 	}
 	return s
-}
-
-// fields returns "<type> <field>" of each error.
-func fields(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, string(e.Type)+" "+e.Field)
-	}
-	return out
 }
 
 func TestValidate(t *testing.T) {
@@ -95,7 +86,7 @@ func TestValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := st.Validate(t.Context(), tc.set)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 		})
@@ -151,7 +142,7 @@ func TestUpdate(t *testing.T) {
 				t.Errorf("generation %d, want %d", s.Generation, tc.wantGeneration)
 			}
 			errs := st.ValidateUpdate(t.Context(), s, old)
-			if diff := cmp.Diff(tc.want, fields(errs)); diff != "" {
+			if diff := cmp.Diff(tc.want, storetest.Fields(errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\n%v", diff, errs)
 			}
 		})

@@ -493,3 +493,43 @@ func (s *Server) wildcardBoundCRDs(skip map[string]bool) ([]*apiextensionsv1.Cus
 	}
 	return out, nil
 }
+
+// boundWildcardCRD returns the synthetic CRD with which requests across all
+// clusters serve the bound resource named <plural>.<group>, for the garbage
+// collector's monitors: none when it is not bound, bound under several
+// identities, or when a cluster's CRD has the name.
+func (s *Server) boundWildcardCRD(name string) []*apiextensionsv1.CustomResourceDefinition {
+	resource, group, ok := strings.Cut(name, ".")
+	if !ok {
+		return nil
+	}
+	ids, err := s.boundIdentities(group, resource)
+	if err != nil || len(ids) != 1 {
+		return nil
+	}
+	crds, err := s.identityCRDs(group, resource, ids[0])
+	if err != nil {
+		return nil
+	}
+	if crd := customresources.WildcardCRD(name, crds); crd != nil {
+		return []*apiextensionsv1.CustomResourceDefinition{crd}
+	}
+	return nil
+}
+
+// boundResourceNames returns the <plural>.<group> of the resources a
+// binding binds.
+func boundResourceNames(obj any) []string {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	b, ok := obj.(*apisv1alpha1.APIBinding)
+	if !ok {
+		return nil
+	}
+	names := make([]string, 0, len(b.Status.BoundResources))
+	for _, r := range b.Status.BoundResources {
+		names = append(names, r.Resource+"."+r.Group)
+	}
+	return names
+}

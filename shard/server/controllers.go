@@ -68,7 +68,8 @@ func (s *Server) newControllers() error {
 	if err != nil {
 		return fmt.Errorf("service account controller: %w", err)
 	}
-	gcc, err := garbagecollector.New(loopback, s.Informers)
+	gcc, err := garbagecollector.New(loopback, s.Informers,
+		garbagecollector.WithBoundResources(s.boundWildcardCRD, s.apiBindings.Informer(), boundResourceNames))
 	if err != nil {
 		return fmt.Errorf("garbage collector: %w", err)
 	}

@@ -1006,7 +1006,8 @@ func TestAPIBindingClusterDeletion(t *testing.T) {
 
 // TestAPIBindingOwnerReferences: an object owned by a bound object is not
 // taken for an orphan by the garbage collector (it resolves the owner's
-// kind through the cluster's discovery, which lists bound resources).
+// kind through the cluster's discovery, which lists bound resources), and
+// is collected once its owner is deleted.
 func TestAPIBindingOwnerReferences(t *testing.T) {
 	s := framework.StartShard(t)
 	for _, c := range []logicalcluster.Name{"provider", "consumer"} {
@@ -1027,4 +1028,11 @@ func TestAPIBindingOwnerReferences(t *testing.T) {
 	if _, err := kube(t, s, "consumer").CoreV1().ConfigMaps("default").Get(t.Context(), "owned", metav1.GetOptions{}); err != nil {
 		t.Errorf("the garbage collector deleted a configmap owned by an existing Cowboy: %v", err)
 	}
+	// Once the owner goes, so does its dependent: the collector monitors
+	// the bound resource.
+	s.MustKubectl(t, "consumer", "delete", "cowboy", "one")
+	eventually(t, 30*time.Second, "the configmap of the deleted Cowboy to be collected", func(ctx context.Context) (bool, error) {
+		_, err := kube(t, s, "consumer").CoreV1().ConfigMaps("default").Get(ctx, "owned", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }

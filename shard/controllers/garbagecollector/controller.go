@@ -62,6 +62,10 @@ type Controller struct {
 	meta       *clusters.Cache[metadata.Interface]
 	crdClients *clusters.APIExtensionsClusterClientset
 	workers    int
+	// boundNamed, bindings and boundNames: see WithBoundResources.
+	boundNamed func(name string) []*apiextensionsv1.CustomResourceDefinition
+	bindings   cache.SharedInformer
+	boundNames func(obj any) []string
 
 	mu      sync.Mutex
 	started bool
@@ -72,6 +76,18 @@ type Option func(*Controller)
 
 // WithWorkers sets the number of owners processed in parallel.
 func WithWorkers(n int) Option { return func(c *Controller) { c.workers = n } }
+
+// WithBoundResources has the collector monitor resources bound through
+// APIBindings as it monitors custom resources: named returns, for a name
+// <plural>.<group> that no CRD has, the synthetic CRD its requests across
+// all clusters are served with (none when it is not bound, or bound under
+// several identities, which /clusters/* does not serve without one);
+// names maps an event of bindings to the names it may change.
+func WithBoundResources(named func(name string) []*apiextensionsv1.CustomResourceDefinition, bindings cache.SharedInformer, names func(obj any) []string) Option {
+	return func(c *Controller) {
+		c.boundNamed, c.bindings, c.boundNames = named, bindings, names
+	}
+}
 
 // New returns the garbage collector of the shard whose admin loopback
 // config is loopback. It asks f for the wildcard CRD informer and adds an
@@ -182,6 +198,18 @@ func (c *Controller) Run(ctx context.Context) error {
 	}))
 	if err != nil {
 		return err
+	}
+	if c.bindings != nil {
+		err = resources.Watch(c.bindings, reconciler.EnqueueMappedHandler(resources, func(obj any) []reconciler.Key {
+			var keys []reconciler.Key
+			for _, name := range c.boundNames(obj) {
+				keys = append(keys, reconciler.Key{Name: name})
+			}
+			return keys
+		}))
+		if err != nil {
+			return err
+		}
 	}
 
 	var (
@@ -326,6 +354,9 @@ func (c *Controller) newResourceSync(monitors *monitorSet, b *builtins) *resourc
 				if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
 					out = append(out, crd)
 				}
+			}
+			if len(out) == 0 && c.boundNamed != nil {
+				out = c.boundNamed(name)
 			}
 			return out, nil
 		},

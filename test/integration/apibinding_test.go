@@ -1036,3 +1036,60 @@ func TestAPIBindingOwnerReferences(t *testing.T) {
 		return apierrors.IsNotFound(err), nil
 	})
 }
+
+// TestAPIBindingClaimOnBoundResource: an export claims the resource of
+// another export by its identity; through its virtual workspace the
+// claiming provider discovers it and lists it in the consumer that accepts
+// the claim.
+func TestAPIBindingClaimOnBoundResource(t *testing.T) {
+	s := framework.StartShard(t)
+	for _, c := range []logicalcluster.Name{"provider", "observer", "consumer"} {
+		createCluster(t, s, c)
+	}
+	hash := publishCowboys(t, s, "provider")
+	s.MustKubectl(t, "observer", "apply", "-f", yamlFile(t, "observer.yaml", `apiVersion: apis.kcp.io/v1alpha1
+kind: APIExport
+metadata:
+  name: observer.dev
+spec:
+  permissionClaims:
+  - group: wildwest.dev
+    resource: cowboys
+    identityHash: `+hash+`
+    all: true
+`))
+	eventually(t, 30*time.Second, "the observer export's identity", func(ctx context.Context) (bool, error) {
+		e, err := kcpClient(t, s, "observer").APIExports().Get(ctx, "observer.dev", metav1.GetOptions{})
+		return err == nil && e.Status.IdentityHash != "", err
+	})
+	createBinding(t, s, "consumer", "cowboys", "provider", "wildwest.dev")
+	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "observe.yaml", `apiVersion: apis.kcp.io/v1alpha1
+kind: APIBinding
+metadata:
+  name: observer
+spec:
+  reference:
+    export:
+      path: observer
+      name: observer.dev
+  permissionClaims:
+  - group: wildwest.dev
+    resource: cowboys
+    identityHash: `+hash+`
+    all: true
+    state: Accepted
+`))
+	waitBound(t, s, "consumer", "cowboys")
+	waitBound(t, s, "consumer", "observer")
+	s.MustKubectl(t, "consumer", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+
+	vw := s.URL + "/services/apiexport/observer/observer.dev/clusters/*"
+	out := s.MustKubectl(t, "observer", "--server", vw, "api-resources")
+	if !regexp.MustCompile(`(?m)^cowboys\s+wildwest.dev/v1alpha1\s+true\s+Cowboy$`).MatchString(out) {
+		t.Errorf("the claimed resource of another export is not in discovery:\n%s", out)
+	}
+	out = s.MustKubectl(t, "observer", "--server", vw, "get", "cowboys", "-A", "--no-headers", "-o", `custom-columns=C:.metadata.annotations.kcp\.io/cluster,N:.metadata.name`)
+	if strings.TrimSpace(out) != "consumer   one" && !regexp.MustCompile(`^consumer\s+one$`).MatchString(strings.TrimSpace(out)) {
+		t.Errorf("claimed cowboys through the observer's virtual workspace:\n%s", out)
+	}
+}

@@ -334,19 +334,24 @@ func (h *handler) getJSON(req *http.Request, path string, into any) error {
 	return json.NewDecoder(resp.Body).Decode(into)
 }
 
-// claimed is a claimed built-in resource as discovery shows it.
+// claimed is a claimed resource as discovery shows it.
 type claimed struct {
 	gv       schema.GroupVersion
 	resource metav1.APIResource
+	// schema defines a claimed resource of another export; nil for a
+	// built-in resource.
+	schema *apisv1alpha1.APIResourceSchema
 }
 
 // claimedResources returns the export's claims on built-in resources the
-// shard serves (claims on resources of other exports are served but not
-// listed in discovery).
+// shard serves and on resources of other exports (by their identity).
 func (h *handler) claimedResources(req *http.Request, export *apisv1alpha1.APIExport) []claimed {
 	var out []claimed
 	for _, c := range export.Spec.PermissionClaims {
 		if c.IdentityHash != "" {
+			if cl, ok := h.claimedOfExport(c); ok {
+				out = append(out, cl)
+			}
 			continue
 		}
 		gv, r, err := h.resourceInfo(req, c.Group, c.Resource)
@@ -407,4 +412,44 @@ func (h *handler) claimedRequest(req *http.Request, t target, gv schema.GroupVer
 		return routed{}, apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: resource}, name)
 	}
 	return r, nil
+}
+
+// claimedOfExport finds the schema of a claim on a resource of another
+// export, by the export's identity: the resource in its preferred version
+// (the storage version when served, else the first served one).
+func (h *handler) claimedOfExport(c apisv1alpha1.PermissionClaim) (claimed, bool) {
+	exports, err := h.cfg.Exports.Lister().List(everything())
+	if err != nil {
+		return claimed{}, false
+	}
+	for _, e := range exports {
+		if e.Status.IdentityHash != c.IdentityHash {
+			continue
+		}
+		for _, s := range h.schemas(e) {
+			if s.Spec.Group != c.Group || s.Spec.Names.Plural != c.Resource {
+				continue
+			}
+			version := ""
+			for _, v := range s.Spec.Versions {
+				if v.Served && (version == "" || v.Storage) {
+					version = v.Name
+				}
+			}
+			if version == "" {
+				return claimed{}, false
+			}
+			n := s.Spec.Names
+			return claimed{
+				gv: schema.GroupVersion{Group: s.Spec.Group, Version: version},
+				resource: metav1.APIResource{
+					Name: n.Plural, SingularName: singular(n.Singular, n.Kind), Namespaced: s.Spec.Scope == "Namespaced", Kind: n.Kind,
+					Verbs:      metav1.Verbs{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"},
+					ShortNames: n.ShortNames, Categories: n.Categories,
+				},
+				schema: s,
+			}, true
+		}
+	}
+	return claimed{}, false
 }

@@ -39,6 +39,30 @@ func URLFor(exportWorkspace, exportName string) string {
 	return PathPrefix + exportWorkspace + "/" + url.PathEscape(exportName)
 }
 
+// ClusterOf returns the logical cluster a request to the virtual
+// workspace addresses, the consumer in its path, or * for all; false if
+// the path is not one the virtual workspace serves.
+func ClusterOf(req *http.Request) (logicalcluster.Cluster, bool) {
+	rest, ok := strings.CutPrefix(req.URL.EscapedPath(), PathPrefix)
+	if !ok {
+		return logicalcluster.Cluster{}, false
+	}
+	parts := strings.SplitN(rest, "/", 5)
+	if len(parts) < 4 || parts[2] != "clusters" {
+		return logicalcluster.Cluster{}, false
+	}
+	name, err := url.PathUnescape(parts[3])
+	switch {
+	case err != nil:
+		return logicalcluster.Cluster{}, false
+	case name == string(logicalcluster.Wildcard):
+		return logicalcluster.Cluster{Wildcard: true}, true
+	case logicalcluster.Name(name).IsValid():
+		return logicalcluster.Cluster{Name: logicalcluster.Name(name)}, true
+	}
+	return logicalcluster.Cluster{}, false
+}
+
 // Config is what the handler needs.
 type Config struct {
 	// Shard reaches the shard as its admin (system:masters).

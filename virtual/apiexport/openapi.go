@@ -86,7 +86,13 @@ func (h *handler) openAPIV3Root(w http.ResponseWriter, req *http.Request, t targ
 // the export's schemas, or the shard's for claimed built-in resources.
 func (h *handler) openAPIV3Doc(req *http.Request, export *apisv1alpha1.APIExport, gv schema.GroupVersion) ([]byte, error) {
 	var specs []*spec3.OpenAPI
-	for _, s := range h.schemas(export) {
+	schemas := h.schemas(export)
+	for _, c := range h.claimedResources(req, export) {
+		if c.schema != nil && c.gv == gv {
+			schemas = append(schemas, c.schema)
+		}
+	}
+	for _, s := range schemas {
 		if s.Spec.Group != gv.Group {
 			continue
 		}
@@ -115,7 +121,7 @@ func (h *handler) openAPIV3Doc(req *http.Request, export *apisv1alpha1.APIExport
 		return json.Marshal(merged)
 	}
 	for _, c := range h.claimedResources(req, export) {
-		if c.gv != gv {
+		if c.gv != gv || c.schema != nil {
 			continue
 		}
 		p := "/clusters/" + string(logicalcluster.SystemAdmin) + "/openapi/v3/apis/" + gv.Group + "/" + gv.Version

@@ -120,17 +120,10 @@ func (s *Server) boundCRDFor(cluster logicalcluster.Name, group, resource string
 	if s.apiBindings.Informer() == nil {
 		return nil, notFound
 	}
-	objs, err := s.apiBindings.Informer().GetIndexer().ByIndex(apibinding.ByBoundResource, apibinding.BoundResourceKey(cluster, group, resource))
+	bindings, err := bindingsServing(s.apiBindings.Informer().GetIndexer(), cluster, group, resource)
 	if err != nil {
 		return nil, err
 	}
-	bindings := make([]*apisv1alpha1.APIBinding, 0, len(objs))
-	for _, o := range objs {
-		if b, ok := o.(*apisv1alpha1.APIBinding); ok {
-			bindings = append(bindings, b)
-		}
-	}
-	sortOldestFirst(bindings)
 	for _, b := range bindings {
 		for i := range b.Status.BoundResources {
 			r := &b.Status.BoundResources[i]
@@ -194,6 +187,24 @@ func (s *Server) boundCRDsOf(cluster logicalcluster.Name) (map[string]*apiextens
 		}
 	}
 	return out, nil
+}
+
+// bindingsServing returns the bindings whose status binds group/resource
+// in cluster, oldest first: the first serves it (the binding controller
+// reports the others' conflict).
+func bindingsServing(indexer cache.Indexer, cluster logicalcluster.Name, group, resource string) ([]*apisv1alpha1.APIBinding, error) {
+	objs, err := indexer.ByIndex(apibinding.ByBoundResource, apibinding.BoundResourceKey(cluster, group, resource))
+	if err != nil {
+		return nil, err
+	}
+	bindings := make([]*apisv1alpha1.APIBinding, 0, len(objs))
+	for _, o := range objs {
+		if b, ok := o.(*apisv1alpha1.APIBinding); ok {
+			bindings = append(bindings, b)
+		}
+	}
+	sortOldestFirst(bindings)
+	return bindings, nil
 }
 
 func sortOldestFirst(bindings []*apisv1alpha1.APIBinding) {
@@ -324,20 +335,10 @@ func (s *Server) boundPrefixes() []string {
 // boundBy returns the oldest binding that serves group/resource in
 // cluster, "" if none.
 func (s *Server) boundBy(cluster logicalcluster.Name, group, resource string) string {
-	objs, err := s.apiBindings.Informer().GetIndexer().ByIndex(apibinding.ByBoundResource, apibinding.BoundResourceKey(cluster, group, resource))
-	if err != nil || len(objs) == 0 {
+	bindings, err := bindingsServing(s.apiBindings.Informer().GetIndexer(), cluster, group, resource)
+	if err != nil || len(bindings) == 0 {
 		return ""
 	}
-	bindings := make([]*apisv1alpha1.APIBinding, 0, len(objs))
-	for _, o := range objs {
-		if b, ok := o.(*apisv1alpha1.APIBinding); ok {
-			bindings = append(bindings, b)
-		}
-	}
-	if len(bindings) == 0 {
-		return ""
-	}
-	sortOldestFirst(bindings)
 	return bindings[0].Name
 }
 
@@ -409,20 +410,10 @@ func (s *Server) identityCRDs(group, resource, identity string) ([]*apiextension
 func boundExports(f *informers.SharedInformerFactory) maximalpermission.BoundExport {
 	bindings, exports := f.APIBindings(), f.APIExports()
 	return func(cluster logicalcluster.Name, group, resource string) (*apisv1alpha1.APIExport, bool) {
-		objs, err := bindings.Informer().GetIndexer().ByIndex(apibinding.ByBoundResource, apibinding.BoundResourceKey(cluster, group, resource))
-		if err != nil || len(objs) == 0 {
+		list, err := bindingsServing(bindings.Informer().GetIndexer(), cluster, group, resource)
+		if err != nil || len(list) == 0 || list[0].Spec.Reference.Export == nil {
 			return nil, false
 		}
-		list := make([]*apisv1alpha1.APIBinding, 0, len(objs))
-		for _, o := range objs {
-			if b, ok := o.(*apisv1alpha1.APIBinding); ok && b.Spec.Reference.Export != nil {
-				list = append(list, b)
-			}
-		}
-		if len(list) == 0 {
-			return nil, false
-		}
-		sortOldestFirst(list)
 		b := list[0]
 		e, err := exports.Lister().Cluster(logicalcluster.Name(b.Status.APIExportClusterName)).Get(b.Spec.Reference.Export.Name)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -303,6 +304,17 @@ func (s *Server) deleteBoundObjects(ctx context.Context, cluster logicalcluster.
 	if !cluster.IsValid() || identity == "" {
 		return fmt.Errorf("refusing to delete the %s objects of identity %q in logical cluster %q", gr, identity, cluster)
 	}
+	if s.core.isCore(gr, identity) {
+		// kcp's own APIs stay served by the shard (to its admins): deleted
+		// through the API, so that Workspaces take their logical clusters
+		// with them.
+		client, err := s.dynamicClients.For(cluster)
+		if err != nil {
+			return err
+		}
+		gvr := gr.WithVersion("v1alpha1")
+		return client.Resource(gvr).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	}
 	prefix := storage.ClusterPrefix(s.EtcdPrefix, storage.BoundResourcePrefix(gr, identity), cluster)
 	_, err := s.etcdClient.Delete(ctx, prefix, clientv3.WithPrefix())
 	return err
@@ -322,6 +334,10 @@ func (s *Server) boundPrefixes() []string {
 	var out []string
 	for _, b := range all {
 		for _, r := range b.Status.BoundResources {
+			if s.core.isCoreIdentity(r.Schema.IdentityHash) {
+				// Counted under the built-in prefixes.
+				continue
+			}
 			p := storage.BoundResourcePrefix(schema.GroupResource{Group: r.Group, Resource: r.Resource}, r.Schema.IdentityHash)
 			if !seen[p] {
 				seen[p] = true

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
@@ -121,8 +122,8 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 		Dynamic:     s.dynamicClients,
 		ResolvePath: s.resolvePath,
 		PathOf:      s.pathOf,
-		Builtin: func(group, resource string) bool {
-			if s.builtinNames == nil {
+		Builtin: func(group, resource, identity string) bool {
+			if s.builtinNames == nil || s.core.isCore(schema.GroupResource{Group: group, Resource: resource}, identity) {
 				return false
 			}
 			resources, _ := s.builtinNames(group)

@@ -68,6 +68,9 @@ type Server struct {
 	controllers      []runner
 	// onCRDChange are called with the cluster of any CRD that changed.
 	onCRDChange []func(logicalcluster.Name)
+	// core are the identities of root's exports of kcp's own APIs, set
+	// before the APIs are installed.
+	core *coreIdentities
 	// builtinNames tells the names the built-in APIs of a group use; set by
 	// installAPIs.
 	builtinNames naming.BuiltinNames
@@ -268,6 +271,7 @@ func (s *Server) build(ctx context.Context) error {
 		s.discovery = discovery.Wrap(apiHandler, discovery.Config{CRDs: s.crdsOf, Serializer: gcfg.Serializer})
 		h := filters.WithResourceVersionValidation(s.discovery, c.Codecs)
 		h = filters.WithNameValidation(h, c.Codecs)
+		h = s.withCoreGate(h, c.Codecs)
 		h = filters.WithClusterGuard(h, s.clusterState, c.Codecs)
 		h = s.withVirtualWorkspaces(h)
 		h = genericapiserver.DefaultBuildHandlerChain(h, gcfg)
@@ -284,6 +288,9 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.GenericAPIServer = generic
 	delegateUnroutable(generic.Handler.GoRestfulContainer, crHandler, gc.Serializer)
+	if err := s.loadCoreIdentities(ctx); err != nil {
+		return err
+	}
 	if err := s.installAPIs(); err != nil {
 		return err
 	}
@@ -317,7 +324,7 @@ func (s *Server) build(ctx context.Context) error {
 		if err := authzbootstrap.Ensure(hc.Context, admin); err != nil {
 			return err
 		}
-		if err := s.bootstrapTenancy(hc.Context); err != nil {
+		if err := s.bootstrapTenancy(hc.Context, hc.LoopbackClientConfig); err != nil {
 			return err
 		}
 		go s.announceReady(hc.Context, hc.LoopbackClientConfig)
@@ -354,6 +361,9 @@ func (g groupStorage) add(gv schema.GroupVersion, storage map[string]rest.Storag
 func (s *Server) Run(ctx context.Context) error {
 	defer s.closeEtcd()
 	prepared := s.GenericAPIServer.PrepareRun()
+	if err := s.hideGatedAPIs(); err != nil {
+		return err
+	}
 	return prepared.RunWithContext(ctx)
 }
 

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -65,6 +66,12 @@ func BootstrapWorkspaceTypes() []tenancyv1alpha1.WorkspaceType {
 		wt(universal, tenancyv1alpha1.WorkspaceTypeSpec{
 			Initializer:               true,
 			DefaultChildWorkspaceType: ref(rootType(universal)),
+			// kcp's own APIs, bound as kcp binds them: Workspaces and
+			// WorkspaceTypes, Partitions and PartitionSets.
+			DefaultAPIBindings: []tenancyv1alpha1.APIExportReference{
+				{Path: "root", Export: "tenancy.kcp.io"},
+				{Path: "root", Export: "topology.kcp.io"},
+			},
 		}),
 		wt(homeRoot, tenancyv1alpha1.WorkspaceTypeSpec{
 			DefaultChildWorkspaceType: ref(rootType(homeBucket)),
@@ -170,9 +177,12 @@ func retryBootstrap(ctx context.Context, f func() error) error {
 	return err
 }
 
-// bootstrapTenancy creates the root WorkspaceTypes and registers the shard
-// in root.
-func (s *Server) bootstrapTenancy(ctx context.Context) error {
+// bootstrapTenancy publishes kcp's own APIs from root, creates the root
+// WorkspaceTypes and registers the shard in root.
+func (s *Server) bootstrapTenancy(ctx context.Context, loopback *rest.Config) error {
+	if err := s.ensureCoreExports(ctx, loopback); err != nil {
+		return err
+	}
 	root := s.kcpClients.Cluster(logicalcluster.Root)
 	if err := ensureWorkspaceTypes(ctx, root); err != nil {
 		return err

@@ -45,8 +45,10 @@ type Config struct {
 	// PathOf returns the canonical path of a logical cluster, "" if unknown.
 	PathOf func(logicalcluster.Name) string
 	// Builtin tells whether a built-in API of the shard serves
-	// group/resource.
-	Builtin func(group, resource string) bool
+	// group/resource other than under identity (kcp's own APIs are served
+	// by built-in registries under the identities of root's exports, and
+	// binding those exports is no conflict).
+	Builtin func(group, resource, identity string) bool
 	// DeleteStored removes the stored objects of a bound resource in a
 	// logical cluster without the API, for resources no longer served
 	// (their schema is gone).
@@ -307,7 +309,7 @@ func (c *Controller) bind(cluster logicalcluster.Name, b *apisv1alpha1.APIBindin
 			continue
 		}
 		gr := schema.GroupResource{Group: s.Spec.Group, Resource: s.Spec.Names.Plural}
-		if conflict := c.conflict(cluster, b.Name, gr); conflict != "" {
+		if conflict := c.conflict(cluster, b.Name, gr, export.Status.IdentityHash); conflict != "" {
 			conflicts = append(conflicts, conflict)
 			continue
 		}
@@ -358,8 +360,8 @@ func (c *Controller) bind(cluster logicalcluster.Name, b *apisv1alpha1.APIBindin
 
 // conflict tells what else serves gr in cluster: a built-in resource, a
 // CRD of the cluster, or another binding; "" if nothing.
-func (c *Controller) conflict(cluster logicalcluster.Name, binding string, gr schema.GroupResource) string {
-	if c.cfg.Builtin != nil && c.cfg.Builtin(gr.Group, gr.Resource) {
+func (c *Controller) conflict(cluster logicalcluster.Name, binding string, gr schema.GroupResource, identity string) string {
+	if c.cfg.Builtin != nil && c.cfg.Builtin(gr.Group, gr.Resource, identity) {
 		return fmt.Sprintf("%s conflicts with a built-in resource", gr)
 	}
 	if _, err := c.crds.Lister().Cluster(cluster).Get(gr.Resource + "." + gr.Group); err == nil {

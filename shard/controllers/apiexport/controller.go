@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
@@ -45,6 +47,26 @@ func New(kube *clusters.ClusterClientset, kcp *clusters.KCPClusterClientset, f *
 	c.Controller = reconciler.New("apiexport-identity", reconciler.Func(c.reconcile), reconciler.Options{Workers: 2})
 	if err := c.Watch(c.exports.Informer(), c.EnqueueHandler()); err != nil {
 		return nil, err
+	}
+	if urls != nil {
+		// The URLs come from the Shards: look at every export again when
+		// one comes, goes or moves.
+		all := func(any) {
+			list, err := c.exports.Lister().List(labels.Everything())
+			if err != nil {
+				return
+			}
+			for _, e := range list {
+				c.EnqueueObject(e)
+			}
+		}
+		if err := c.Watch(f.Shards().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    all,
+			UpdateFunc: func(_, n any) { all(n) },
+			DeleteFunc: all,
+		}); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
@@ -153,19 +175,28 @@ func generate(ctx context.Context, core coreClient, ref corev1.SecretReference) 
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating namespace %s: %w", ref.Namespace, err)
 	}
-	random := make([]byte, 256)
-	if _, err := rand.Read(random); err != nil {
+	key, err := NewIdentityKey()
+	if err != nil {
 		return nil, err
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ref.Namespace, Name: ref.Name},
-		Data:       map[string][]byte{apisv1alpha1.SecretKeyAPIExportIdentity: []byte(base64.StdEncoding.EncodeToString(random))},
+		Data:       map[string][]byte{apisv1alpha1.SecretKeyAPIExportIdentity: key},
 	}
 	created, err := core.Secrets(ref.Namespace).Create(ctx, secret, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return core.Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	}
 	return created, err
+}
+
+// NewIdentityKey returns a new identity key: 256 random bytes, base64.
+func NewIdentityKey() ([]byte, error) {
+	random := make([]byte, 256)
+	if _, err := rand.Read(random); err != nil {
+		return nil, err
+	}
+	return []byte(base64.StdEncoding.EncodeToString(random)), nil
 }
 
 // IdentityHash is the identity of an export whose Secret holds key: the hex

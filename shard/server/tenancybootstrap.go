@@ -45,6 +45,8 @@ func BootstrapWorkspaceTypes() []tenancyv1alpha1.WorkspaceType {
 		home, homeRoot, homeBucket = tenancyv1alpha1.HomeWorkspaceTypeName, tenancyv1alpha1.HomeRootWorkspaceTypeName, tenancyv1alpha1.HomeBucketWorkspaceTypeName
 	)
 	extendsUniversal := tenancyv1alpha1.WorkspaceTypeExtension{With: []tenancyv1alpha1.WorkspaceTypeReference{rootType(universal)}}
+	// Home roots and buckets hold Workspaces only.
+	tenancyBinding := []tenancyv1alpha1.APIExportReference{{Path: "root", Export: "tenancy.kcp.io"}}
 	wt := func(name tenancyv1alpha1.WorkspaceTypeName, spec tenancyv1alpha1.WorkspaceTypeSpec) tenancyv1alpha1.WorkspaceType {
 		return tenancyv1alpha1.WorkspaceType{ObjectMeta: metav1.ObjectMeta{Name: string(name)}, Spec: spec}
 	}
@@ -74,11 +76,13 @@ func BootstrapWorkspaceTypes() []tenancyv1alpha1.WorkspaceType {
 			},
 		}),
 		wt(homeRoot, tenancyv1alpha1.WorkspaceTypeSpec{
+			DefaultAPIBindings:        tenancyBinding,
 			DefaultChildWorkspaceType: ref(rootType(homeBucket)),
 			LimitAllowedParents:       onlyTypes(root),
 			LimitAllowedChildren:      onlyTypes(homeBucket),
 		}),
 		wt(homeBucket, tenancyv1alpha1.WorkspaceTypeSpec{
+			DefaultAPIBindings:        tenancyBinding,
 			DefaultChildWorkspaceType: ref(rootType(homeBucket)),
 			LimitAllowedParents:       onlyTypes(homeRoot, homeBucket),
 			LimitAllowedChildren:      onlyTypes(homeBucket, home),

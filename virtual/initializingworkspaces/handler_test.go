@@ -36,9 +36,11 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/test/integration/framework"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
@@ -559,6 +561,20 @@ func TestInitializingWorkspaces(t *testing.T) {
 		// (Workspaces need the type of their parent.)
 		typed := []byte(`{"metadata":{"annotations":{"` + corev1alpha1.LogicalClusterTypeAnnotationKey + `":"root:universal"}}}`)
 		if _, err := dyn(t, e.shard.Config("init-b")).Patch(t.Context(), corev1alpha1.LogicalClusterName, types.MergePatchType, typed, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// Workspaces are served where tenancy.kcp.io is bound.
+		kcp, err := kcpclient.NewForConfig(e.shard.Config("init-b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		binding := &apisv1alpha1.APIBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "tenancy.kcp.io"},
+			Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{
+				Export: &apisv1alpha1.ExportBindingReference{Path: "root", Name: "tenancy.kcp.io"},
+			}},
+		}
+		if _, err := kcp.APIBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		tenancy, err := dynamic.NewForConfig(e.config("alice-token", mine, "init-b"))

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -233,6 +234,7 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 	defer unlock()
 	updated := b.DeepCopy()
 	result := c.bind(key.Cluster, updated)
+	summarize(updated)
 	if equality.Semantic.DeepEqual(b.Status, updated.Status) {
 		return result, nil
 	}
@@ -389,4 +391,22 @@ func acceptedClaims(answers []apisv1alpha1.AcceptablePermissionClaim, claims []a
 		}
 	}
 	return out
+}
+
+// summarize sets the Ready condition kcp's clients (and the READY column)
+// read: True when every other condition is, else the first that is not.
+func summarize(b *apisv1alpha1.APIBinding) {
+	for _, c := range b.Status.Conditions {
+		if c.Type == conditionsv1alpha1.ReadyCondition || c.Status == corev1.ConditionTrue {
+			continue
+		}
+		conditionsv1alpha1.Set(b, &conditionsv1alpha1.Condition{
+			Type: conditionsv1alpha1.ReadyCondition, Status: corev1.ConditionFalse,
+			Severity: c.Severity, Reason: c.Reason, Message: c.Message,
+		})
+		return
+	}
+	if len(b.Status.Conditions) > 0 {
+		conditionsv1alpha1.MarkTrue(b, conditionsv1alpha1.ReadyCondition)
+	}
 }

@@ -29,7 +29,7 @@ import (
 
 // Finalizer holds a deleting binding until the objects of its resources
 // are gone.
-const Finalizer = "apis.kcp.io/apibinding-finalizer"
+const Finalizer = apisv1alpha1.APIBindingFinalizer
 
 // retryUnresolved is how soon a binding whose export, workspace or schema
 // is missing is looked at again (besides the events that enqueue it).

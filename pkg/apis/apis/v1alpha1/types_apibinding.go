@@ -52,6 +52,10 @@ type AcceptablePermissionClaim struct {
 type AcceptablePermissionClaimState string
 
 // The answers to a claim.
+// APIBindingFinalizer holds a deleting binding until the objects of its
+// resources are gone.
+const APIBindingFinalizer = "apis.kcp.io/apibinding-finalizer"
+
 const (
 	ClaimAccepted AcceptablePermissionClaimState = "Accepted"
 	ClaimRejected AcceptablePermissionClaimState = "Rejected"

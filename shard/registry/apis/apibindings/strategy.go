@@ -14,6 +14,7 @@ package apibindings
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validation"
@@ -44,11 +45,17 @@ func parts(b *apisv1alpha1.APIBinding) (*metav1.ObjectMeta, *apisv1alpha1.APIBin
 	return &b.ObjectMeta, &b.Spec, &b.Status
 }
 
-// PrepareForCreate drops the status, starts the generation at 1 and turns
-// the older form of the reference into the current one.
+// PrepareForCreate drops the status, starts the generation at 1, turns
+// the older form of the reference into the current one and adds the
+// binding controller's finalizer (which it would add in a write of its
+// own otherwise).
 func (s strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	s.WithStatus.PrepareForCreate(ctx, obj)
-	convertReference(&obj.(*apisv1alpha1.APIBinding).Spec.Reference)
+	b := obj.(*apisv1alpha1.APIBinding)
+	convertReference(&b.Spec.Reference)
+	if !slices.Contains(b.Finalizers, apisv1alpha1.APIBindingFinalizer) {
+		b.Finalizers = append(b.Finalizers, apisv1alpha1.APIBindingFinalizer)
+	}
 }
 
 // PrepareForUpdate turns the older form of the reference into the current

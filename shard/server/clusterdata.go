@@ -21,6 +21,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/klog/v2"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -216,6 +217,13 @@ func (s *Server) decodeHeld(ctx context.Context, resource schema.GroupResource, 
 		}
 		h.apiVersion, h.namespace, h.name, h.uid = gvk.GroupVersion().String(), m.GetNamespace(), m.GetName(), m.GetUID()
 		h.finalizers, h.deleting = m.GetFinalizers(), m.GetDeletionTimestamp() != nil
+	}
+	if resource == apisv1alpha1.Resource("apibindings") {
+		// A binding's finalizer deletes its bound objects, which the
+		// deletion of the cluster does anyway (those with finalizers through
+		// the API, while the binding still serves them): it holds nothing
+		// here.
+		h.finalizers = slices.DeleteFunc(slices.Clone(h.finalizers), func(f string) bool { return f == apisv1alpha1.APIBindingFinalizer })
 	}
 	return h, len(h.finalizers) > 0, nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -394,26 +395,20 @@ func (s *Server) identityCRDs(group, resource, identity string) ([]*apiextension
 			}
 		}
 	}
-	bindings, err := s.apiBindings.Informer().GetIndexer().ByIndex(apibinding.ByIdentity, apibinding.IdentityKey(identity, group, resource))
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range bindings {
-		b, ok := o.(*apisv1alpha1.APIBinding)
-		if !ok {
+	// The schemas bindings still use, from the distinct values of the
+	// identity index rather than from every binding.
+	name := resource + "." + group
+	for _, value := range s.apiBindings.Informer().GetIndexer().ListIndexFuncValues(apibinding.ByIdentity) {
+		k, ok := apibinding.ParseBoundSchema(value)
+		if !ok || k.Identity != identity || k.Name != name {
 			continue
 		}
-		for _, r := range b.Status.BoundResources {
-			if r.Group != group || r.Resource != resource || r.Schema.IdentityHash != identity {
-				continue
-			}
-			schema, err := s.apiResourceSchemas.Lister().Cluster(logicalcluster.Name(b.Status.APIExportClusterName)).Get(r.Schema.Name)
-			if err != nil || string(schema.UID) != r.Schema.UID {
-				continue
-			}
-			if err := add(schema); err != nil {
-				return nil, err
-			}
+		schema, err := s.apiResourceSchemas.Lister().Cluster(k.SchemaCluster).Get(k.Schema)
+		if err != nil || string(schema.UID) != k.SchemaUID {
+			continue
+		}
+		if err := add(schema); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -442,20 +437,13 @@ func boundExports(f *informers.SharedInformerFactory) maximalpermission.BoundExp
 // boundIdentities returns the identities under which group/resource is
 // bound anywhere on the shard, sorted.
 func (s *Server) boundIdentities(group, resource string) ([]string, error) {
-	objs, err := s.apiBindings.Informer().GetIndexer().ByIndex(apibinding.ByBoundGroupResource, resource+"."+group)
-	if err != nil {
-		return nil, err
-	}
+	// The values of the identity index are the (identity, resource) pairs
+	// bound on the shard, a handful, however many bindings there are.
+	name := resource + "." + group
 	set := map[string]bool{}
-	for _, o := range objs {
-		b, ok := o.(*apisv1alpha1.APIBinding)
-		if !ok {
-			continue
-		}
-		for _, r := range b.Status.BoundResources {
-			if r.Group == group && r.Resource == resource {
-				set[r.Schema.IdentityHash] = true
-			}
+	for _, value := range s.apiBindings.Informer().GetIndexer().ListIndexFuncValues(apibinding.ByIdentity) {
+		if k, ok := apibinding.ParseBoundSchema(value); ok && k.Name == name {
+			set[k.Identity] = true
 		}
 	}
 	out := make([]string, 0, len(set))
@@ -472,22 +460,25 @@ func (s *Server) boundIdentities(group, resource string) ([]string, error) {
 // without an identity are served from that identity
 // (customresources.Config.BoundIdentities).
 func (s *Server) wildcardBoundCRDs(skip map[string]bool) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	names := s.apiBindings.Informer().GetIndexer().ListIndexFuncValues(apibinding.ByBoundGroupResource)
+	identities := map[string][]string{} // <plural>.<group> -> identities
+	for _, value := range s.apiBindings.Informer().GetIndexer().ListIndexFuncValues(apibinding.ByIdentity) {
+		if k, ok := apibinding.ParseBoundSchema(value); ok && !slices.Contains(identities[k.Name], k.Identity) {
+			identities[k.Name] = append(identities[k.Name], k.Identity)
+		}
+	}
+	names := make([]string, 0, len(identities))
+	for name := range identities {
+		names = append(names, name)
+	}
 	sort.Strings(names)
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, name := range names {
-		if skip[name] {
+		ids := identities[name]
+		if skip[name] || len(ids) != 1 {
 			continue
 		}
 		resource, group, ok := strings.Cut(name, ".")
 		if !ok {
-			continue
-		}
-		ids, err := s.boundIdentities(group, resource)
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) != 1 {
 			continue
 		}
 		crds, err := s.identityCRDs(group, resource, ids[0])

@@ -134,10 +134,9 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	s.apiBindings = s.Informers.APIBindings()
 	if err := s.apiBindings.Informer().AddIndexers(cache.Indexers{
-		apibinding.ByBoundResource:      apibinding.BoundResourceIndex,
-		apibinding.ByExport:             apibinding.ExportIndex,
-		apibinding.ByIdentity:           apibinding.IdentityIndex,
-		apibinding.ByBoundGroupResource: apibinding.BoundGroupResourceIndex,
+		apibinding.ByBoundResource: apibinding.BoundResourceIndex,
+		apibinding.ByExport:        apibinding.ExportIndex,
+		apibinding.ByIdentity:      apibinding.IdentityIndex,
 	}); err != nil {
 		return err
 	}

@@ -15,6 +15,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,12 +51,21 @@ type Controller struct {
 	cfg      Config
 	clusters informers.Informer[*unstructured.Unstructured]
 	bindings informers.Informer[*apisv1alpha1.APIBinding]
+	// created holds the bindings this controller created that its
+	// informer may not have yet (reconciler.Key to time.Time), so that the
+	// next event of the cluster does not create them again.
+	created   sync.Map
+	creations atomic.Uint64
 }
+
+// createdWait is how long a binding created here is taken to exist
+// without the informer showing it.
+const createdWait = 30 * time.Second
 
 // New wires the controller.
 func New(cfg Config) (*Controller, error) {
 	c := &Controller{cfg: cfg, clusters: cfg.Factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")), bindings: cfg.Factory.APIBindings()}
-	c.Controller = reconciler.New("apibinder", reconciler.Func(c.reconcile), reconciler.Options{Workers: 4})
+	c.Controller = reconciler.New("apibinder", reconciler.Func(c.reconcile), reconciler.Options{Workers: 10})
 	waiting := func(obj any) []reconciler.Key {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
@@ -62,11 +74,14 @@ func New(cfg Config) (*Controller, error) {
 		if !ok {
 			return nil
 		}
-		lc, err := typed(u)
-		if err != nil || !corev1alpha1.HasInitializer(lc.Status.Initializers, corev1alpha1.APIBindingsInitializer) {
+		// Read the initializers off the unstructured object: converting
+		// every LogicalCluster event would cost more than the rest of the
+		// controller.
+		inits, _, _ := unstructured.NestedStringSlice(u.Object, "status", "initializers")
+		if !slices.Contains(inits, string(corev1alpha1.APIBindingsInitializer)) {
 			return nil
 		}
-		return []reconciler.Key{{Cluster: logicalcluster.From(lc)}}
+		return []reconciler.Key{{Cluster: logicalcluster.From(u)}}
 	}
 	if err := c.Watch(c.clusters.Informer(), reconciler.EnqueueMappedHandler(c.Controller, waiting)); err != nil {
 		return nil, err
@@ -111,9 +126,19 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 		return reconciler.Result{}, err
 	}
 	bound := true
+	var requeue time.Duration
 	for name, ref := range bindingNames(refs) {
 		b, err := c.bindings.Lister().Cluster(key.Cluster).Get(name)
+		created := reconciler.Key{Cluster: key.Cluster, Name: name}
+		if err == nil {
+			c.created.Delete(created)
+		}
 		if apierrors.IsNotFound(err) {
+			if at, ok := c.created.Load(created); ok && time.Since(at.(time.Time)) < createdWait {
+				bound = false
+				requeue = createdWait // in case it was deleted meanwhile
+				continue
+			}
 			_, err = client.APIBindings().Create(ctx, &apisv1alpha1.APIBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{
@@ -123,6 +148,7 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return reconciler.Result{}, fmt.Errorf("creating the default APIBinding %s: %w", name, err)
 			}
+			c.remember(created)
 			bound = false
 			continue
 		}
@@ -134,7 +160,7 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 		}
 	}
 	if !bound {
-		return reconciler.Result{}, nil // binding events come back here
+		return reconciler.Result{RequeueAfter: requeue}, nil // binding events come back here
 	}
 	lc = lc.DeepCopy()
 	lc.Status.Initializers = slices.DeleteFunc(lc.Status.Initializers, func(in corev1alpha1.LogicalClusterInitializer) bool {
@@ -145,6 +171,21 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 	}
 	klog.FromContext(ctx).V(2).Info("Default APIBindings are bound", "bindings", len(refs))
 	return reconciler.Result{}, nil
+}
+
+// remember records a binding created here; every few hundred creations
+// it forgets those the informer never showed (their cluster went).
+func (c *Controller) remember(key reconciler.Key) {
+	c.created.Store(key, time.Now())
+	if c.creations.Add(1)%256 != 0 {
+		return
+	}
+	c.created.Range(func(k, at any) bool {
+		if time.Since(at.(time.Time)) >= createdWait {
+			c.created.Delete(k)
+		}
+		return true
+	})
 }
 
 func typed(u *unstructured.Unstructured) (*corev1alpha1.LogicalCluster, error) {

@@ -78,7 +78,7 @@ func New(cfg Config) (*Controller, error) {
 		schemas:  f.APIResourceSchemas(),
 		crds:     f.CustomResourceDefinitions(),
 	}
-	c.Controller = reconciler.New("apibinding", reconciler.Func(c.reconcile), reconciler.Options{Workers: 4})
+	c.Controller = reconciler.New("apibinding", reconciler.Func(c.reconcile), reconciler.Options{Workers: 16})
 	if err := c.Watch(c.bindings.Informer(), c.EnqueueHandler()); err != nil {
 		return nil, err
 	}

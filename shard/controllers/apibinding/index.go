@@ -1,6 +1,8 @@
 package apibinding
 
 import (
+	"strings"
+
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
@@ -60,13 +62,35 @@ func ExportIndex(obj any) ([]string, error) {
 // RefKey is "ref:<path>|<name>".
 func RefKey(path, name string) string { return "ref:" + path + "|" + name }
 
-// ByIdentity indexes APIBindings by IdentityKey of each bound resource:
-// all bindings of one export's resource on the shard.
+// ByIdentity indexes APIBindings by the BoundSchema of each bound
+// resource. Its values are the distinct (identity, resource, schema)
+// triples bound on the shard, a handful however many bindings there are:
+// readers list the values (ListIndexFuncValues) rather than the bindings.
 const ByIdentity = "apis.kcp.io/identity"
 
-// IdentityKey is "<identity>|<resource>.<group>".
-func IdentityKey(identity, group, resource string) string {
-	return identity + "|" + resource + "." + group
+// BoundSchema is what a ByIdentity value says: a resource bound under an
+// identity with a schema of an export cluster.
+type BoundSchema struct {
+	Identity      string
+	Name          string // <resource>.<group>
+	SchemaCluster logicalcluster.Name
+	Schema        string
+	SchemaUID     string
+}
+
+// String is the index value:
+// <identity>|<resource>.<group>|<schema cluster>|<schema>|<uid>.
+func (k BoundSchema) String() string {
+	return k.Identity + "|" + k.Name + "|" + string(k.SchemaCluster) + "|" + k.Schema + "|" + k.SchemaUID
+}
+
+// ParseBoundSchema parses a ByIdentity value.
+func ParseBoundSchema(value string) (BoundSchema, bool) {
+	parts := strings.Split(value, "|")
+	if len(parts) != 5 {
+		return BoundSchema{}, false
+	}
+	return BoundSchema{Identity: parts[0], Name: parts[1], SchemaCluster: logicalcluster.Name(parts[2]), Schema: parts[3], SchemaUID: parts[4]}, true
 }
 
 // IdentityIndex is the index function of ByIdentity.
@@ -77,7 +101,13 @@ func IdentityIndex(obj any) ([]string, error) {
 	}
 	keys := make([]string, 0, len(b.Status.BoundResources))
 	for _, r := range b.Status.BoundResources {
-		keys = append(keys, IdentityKey(r.Schema.IdentityHash, r.Group, r.Resource))
+		keys = append(keys, BoundSchema{
+			Identity:      r.Schema.IdentityHash,
+			Name:          r.Resource + "." + r.Group,
+			SchemaCluster: logicalcluster.Name(b.Status.APIExportClusterName),
+			Schema:        r.Schema.Name,
+			SchemaUID:     r.Schema.UID,
+		}.String())
 	}
 	return keys, nil
 }
@@ -92,21 +122,4 @@ func ExportIdentityIndex(obj any) ([]string, error) {
 		return nil, nil
 	}
 	return []string{e.Status.IdentityHash}, nil
-}
-
-// ByBoundGroupResource indexes APIBindings by "<resource>.<group>" of each
-// bound resource, across clusters.
-const ByBoundGroupResource = "apis.kcp.io/bound-group-resource"
-
-// BoundGroupResourceIndex is the index function of ByBoundGroupResource.
-func BoundGroupResourceIndex(obj any) ([]string, error) {
-	b, ok := obj.(*apisv1alpha1.APIBinding)
-	if !ok {
-		return nil, nil
-	}
-	keys := make([]string, 0, len(b.Status.BoundResources))
-	for _, r := range b.Status.BoundResources {
-		keys = append(keys, r.Resource+"."+r.Group)
-	}
-	return keys, nil
 }

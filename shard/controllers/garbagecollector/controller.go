@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -200,13 +201,26 @@ func (c *Controller) Run(ctx context.Context) error {
 		return err
 	}
 	if c.bindings != nil {
-		err = resources.Watch(c.bindings, reconciler.EnqueueMappedHandler(resources, func(obj any) []reconciler.Key {
-			var keys []reconciler.Key
-			for _, name := range c.boundNames(obj) {
-				keys = append(keys, reconciler.Key{Name: name})
+		enqueue := func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
 			}
-			return keys
-		}))
+			for _, name := range c.boundNames(obj) {
+				resources.Enqueue(reconciler.Key{Name: name})
+			}
+		}
+		// Most updates of a binding (conditions, claims) leave what it
+		// binds alone: only a change of that may change what is monitored.
+		err = resources.Watch(c.bindings, cache.ResourceEventHandlerFuncs{
+			AddFunc: enqueue,
+			UpdateFunc: func(oldObj, obj any) {
+				if !slices.Equal(c.boundNames(oldObj), c.boundNames(obj)) {
+					enqueue(oldObj)
+					enqueue(obj)
+				}
+			},
+			DeleteFunc: enqueue,
+		})
 		if err != nil {
 			return err
 		}

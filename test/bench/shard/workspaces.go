@@ -12,6 +12,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -19,6 +21,10 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
+
+// singleWorkspaces is how many workspaces the latency figure creates one
+// after the other.
+const singleWorkspaces = 50
 
 // workspaceBench measures workspaces on a fresh shard: how many are created
 // per second until Ready, flat in root and as a tree, the memory and
@@ -33,6 +39,16 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	if err != nil {
 		return err
 	}
+	// 0. Latency: workspaces created one after the other on an idle shard,
+	// each until it is Ready.
+	var single []time.Duration
+	for i := 0; i < singleWorkspaces; i++ {
+		t0 := time.Now()
+		if _, err := createReadyWorkspace(ctx, kcp, logicalcluster.Root, fmt.Sprintf("single-%02d", i)); err != nil {
+			return err
+		}
+		single = append(single, time.Since(t0))
+	}
 	rssBefore, err := s.settledRSS(ctx)
 	if err != nil {
 		return err
@@ -42,7 +58,10 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 		return err
 	}
 
-	// 1. Flat: workspaces in root, created in parallel, until all are Ready.
+	// 1. Flat: workspaces in root, created in parallel, until all are Ready;
+	// the shard's CPU profile covers the first seconds of it.
+	profiled := make(chan error, 1)
+	go func() { profiled <- s.saveProfile(ctx, "profile?seconds=8", "workspaces-flat") }()
 	start := time.Now()
 	if err := parallel(ctx, flat, workers, func(ctx context.Context, i int) error {
 		return createWorkspace(ctx, kcp, logicalcluster.Root, fmt.Sprintf("flat-%05d", i))
@@ -53,6 +72,9 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 		return err
 	}
 	flatDur := time.Since(start)
+	if err := <-profiled; err != nil {
+		return err
+	}
 	rssAfter, err := s.settledRSS(ctx)
 	if err != nil {
 		return err
@@ -138,6 +160,8 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	deleteDur := time.Since(start)
 
 	fmt.Printf("Workspaces (type root:universal) on one shard, %d parallel clients:\n", workers)
+	fmt.Printf("  one:    %d created one after the other, create -> Ready p50 %s, p99 %s\n", singleWorkspaces,
+		pct(single, 50).Round(100*time.Microsecond), pct(single, 99).Round(100*time.Microsecond))
 	fmt.Printf("  flat:   %d in root Ready in %s: %.1f workspaces/s\n", flat, flatDur.Round(time.Millisecond), float64(flat)/flatDur.Seconds())
 	fmt.Printf("  tree:   %d (fan-out %d, depth %d) Ready in %s: %.1f workspaces/s\n", total, fanout, depth, treeDur.Round(time.Millisecond), float64(total)/treeDur.Seconds())
 	fmt.Printf("  delete: the tree of %d deleted in %s (%.1f workspaces/s)\n", total, deleteDur.Round(time.Millisecond), float64(total)/deleteDur.Seconds())
@@ -170,76 +194,124 @@ func createWorkspace(ctx context.Context, kcp *clusters.KCPClusterClientset, par
 }
 
 // createReadyWorkspace creates a workspace and returns its logical cluster
-// once it is Ready.
+// once it is Ready, which a watch of the one workspace reports as soon as
+// it happens.
 func createReadyWorkspace(ctx context.Context, kcp *clusters.KCPClusterClientset, parent logicalcluster.Name, name string) (logicalcluster.Name, error) {
-	if err := createWorkspace(ctx, kcp, parent, name); err != nil {
+	client := kcp.Cluster(parent).Workspaces()
+	ws, err := client.Create(ctx, newWorkspace(name), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		ws, err = client.Get(ctx, name, metav1.GetOptions{})
+	}
+	if err != nil {
 		return "", err
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
-		ws, err := kcp.Cluster(parent).Workspaces().Get(ctx, name, metav1.GetOptions{})
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for ws.Status.Phase != corev1alpha1.LogicalClusterPhaseReady {
+		w, err := client.Watch(ctx, metav1.ListOptions{
+			FieldSelector:   fields.OneTermEqualSelector("metadata.name", name).String(),
+			ResourceVersion: ws.ResourceVersion,
+		})
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("watching: %w (phase %q)", err, ws.Status.Phase)
 		}
-		if ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady {
-			return logicalcluster.Name(ws.Spec.Cluster), nil
+		for ev := range w.ResultChan() {
+			if o, ok := ev.Object.(*tenancyv1alpha1.Workspace); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+				ws = o
+				if ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady {
+					break
+				}
+			}
 		}
-		if time.Now().After(deadline) {
+		w.Stop()
+		if ctx.Err() != nil {
 			return "", fmt.Errorf("not Ready after 2 minutes (phase %q)", ws.Status.Phase)
 		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(delay):
-		}
 	}
+	return logicalcluster.Name(ws.Spec.Cluster), nil
 }
 
 // waitReady waits until n workspaces with prefix in parent are Ready.
 func waitReady(ctx context.Context, kcp *clusters.KCPClusterClientset, parent logicalcluster.Name, prefix string, n int) error {
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		l, err := kcp.Cluster(parent).Workspaces().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
+	return waitWorkspaces(ctx, kcp, parent, 10*time.Minute, func(ws map[string]*tenancyv1alpha1.Workspace) (bool, string) {
 		ready := 0
-		for _, ws := range l.Items {
-			if strings.HasPrefix(ws.Name, prefix) && ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady {
+		for name, w := range ws {
+			if strings.HasPrefix(name, prefix) && w.Status.Phase == corev1alpha1.LogicalClusterPhaseReady {
 				ready++
 			}
 		}
-		if ready >= n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d workspaces Ready after 10 minutes", ready, n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ready >= n, fmt.Sprintf("%d of %d workspaces Ready", ready, n)
+	})
 }
 
 // waitGone waits until no workspace with prefix is left in parent.
 func waitGone(ctx context.Context, kcp *clusters.KCPClusterClientset, parent logicalcluster.Name, prefix string) error {
-	deadline := time.Now().Add(30 * time.Minute)
-	for {
-		l, err := kcp.Cluster(parent).Workspaces().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
+	return waitWorkspaces(ctx, kcp, parent, 30*time.Minute, func(ws map[string]*tenancyv1alpha1.Workspace) (bool, string) {
 		left := 0
-		for _, ws := range l.Items {
-			if strings.HasPrefix(ws.Name, prefix) {
+		for name := range ws {
+			if strings.HasPrefix(name, prefix) {
 				left++
 			}
 		}
-		if left == 0 {
+		return left == 0, fmt.Sprintf("%d workspaces left", left)
+	})
+}
+
+// waitWorkspaces lists the workspaces of parent and follows them with a
+// watch until done says so: a watch costs the shard far less than polling
+// lists of thousands of workspaces, which would compete with what is
+// measured.
+func waitWorkspaces(ctx context.Context, kcp *clusters.KCPClusterClientset, parent logicalcluster.Name, timeout time.Duration,
+	done func(map[string]*tenancyv1alpha1.Workspace) (bool, string)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	client := kcp.Cluster(parent).Workspaces()
+	last := ""
+	for {
+		l, err := client.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("after %s: %s", timeout, last)
+			}
+			return err
+		}
+		ws := make(map[string]*tenancyv1alpha1.Workspace, len(l.Items))
+		for i := range l.Items {
+			ws[l.Items[i].Name] = &l.Items[i]
+		}
+		var ok bool
+		if ok, last = done(ws); ok {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d workspaces left after 30 minutes", left)
+		w, err := client.Watch(ctx, metav1.ListOptions{ResourceVersion: l.ResourceVersion, AllowWatchBookmarks: true})
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("after %s: %s", timeout, last)
+			}
+			return err
 		}
-		time.Sleep(100 * time.Millisecond)
+		for ev := range w.ResultChan() {
+			o, isWS := ev.Object.(*tenancyv1alpha1.Workspace)
+			if !isWS {
+				continue // bookmarks and errors: a closed watch lists again
+			}
+			switch ev.Type {
+			case watch.Deleted:
+				delete(ws, o.Name)
+			case watch.Added, watch.Modified:
+				ws[o.Name] = o
+			default:
+				continue
+			}
+			if ok, last = done(ws); ok {
+				w.Stop()
+				return nil
+			}
+		}
+		w.Stop()
+		if ctx.Err() != nil {
+			return fmt.Errorf("after %s: %s", timeout, last)
+		}
 	}
 }
 

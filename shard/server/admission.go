@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sync"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -227,6 +230,7 @@ func (s *Server) quotaPlugin() (namedPlugin, error) {
 		Quotas:    s.Informers.ResourceQuotas(),
 		Clients:   clients,
 		Replenish: ctrl.Replenish,
+		Count:     s.countQuotas,
 		Stop:      gc.DrainedNotify(),
 	})
 	if err != nil {
@@ -289,4 +293,15 @@ func (s *Server) listCounter(p *objectlimit.Plugin) fairness.ListCounter {
 		}
 		return p.ResourceCount(prefix, cluster)
 	}
+}
+
+// countQuotas counts the ResourceQuotas of a namespace of a logical cluster
+// in etcd, keys only: a linearizable read, as fresh as the API server's.
+func (s *Server) countQuotas(ctx context.Context, cluster logicalcluster.Name, namespace string) (int64, error) {
+	prefix := storage.ClusterPrefix(s.EtcdPrefix, s.Storage.PrefixOf(corev1.Resource("resourcequotas")), cluster) + namespace + "/"
+	resp, err := s.etcdClient.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return resp.Count, nil
 }

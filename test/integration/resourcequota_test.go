@@ -175,3 +175,34 @@ func TestResourceQuotaRefusesWhatCannotBeEnforced(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceQuotaJustCreated: a quota is enforced on the next request
+// once its status says what it limits (as in Kubernetes, the quota
+// controller writes status.hard first), whether or not the shard's
+// informer has it yet (the accessor counts the quotas of the namespace in
+// etcd when the informer has none, and lists them then), and a namespace
+// without quotas admits without such a list.
+func TestResourceQuotaJustCreated(t *testing.T) {
+	s := framework.StartShard(t)
+	c := logicalcluster.Name("quota-fresh")
+	createCluster(t, s, c)
+	k := kube(t, s, c)
+	ctx := t.Context()
+	for i := range 5 {
+		ns := fmt.Sprintf("fresh-%d", i)
+		if _, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := k.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("a ConfigMap in %s without a quota: %v", ns, err)
+		}
+		if _, err := k.CoreV1().ResourceQuotas(ns).Create(ctx, quotaOf("count/secrets", "0"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitUsed(t, k, ns, "limits", "count/secrets", 0)
+		_, err := k.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota") {
+			t.Fatalf("a Secret right after a quota of 0 secrets in %s: %v, want 403 exceeded quota", ns, err)
+		}
+	}
+}

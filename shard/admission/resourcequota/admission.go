@@ -64,6 +64,14 @@ type Dependencies struct {
 	// Replenish is told of deletions in a namespace, whose quotas are
 	// then recounted.
 	Replenish func(cluster logicalcluster.Name, namespace string)
+	// Count, when set, counts the quotas of a namespace in storage with a
+	// linearizable read. When the informer has no quota for a namespace,
+	// a count of zero settles it without the API server lookup upstream
+	// makes (a LIST through the whole handler chain, which waits for the
+	// watch cache to be fresh), and without remembering anything per
+	// namespace. Only namespaces that do have quotas the informer has not
+	// seen yet are listed.
+	Count func(ctx context.Context, cluster logicalcluster.Name, namespace string) (int64, error)
 	Stop      <-chan struct{}
 }
 
@@ -86,6 +94,7 @@ func New(deps Dependencies) (*Plugin, error) {
 	acc := &accessor{
 		quotas:  deps.Quotas.Lister(),
 		clients: deps.Clients,
+		count:   deps.Count,
 		live:    utilcache.NewLRUExpireCache(cacheEntries),
 		written: utilcache.NewLRUExpireCache(cacheEntries),
 	}
@@ -161,6 +170,7 @@ func splitKey(k string) (logicalcluster.Name, string, error) {
 type accessor struct {
 	quotas  informers.Lister[*corev1.ResourceQuota]
 	clients *clusters.ClusterClientset
+	count   func(ctx context.Context, cluster logicalcluster.Name, namespace string) (int64, error)
 	// live holds the quotas the API server had for a key the informer
 	// had none for.
 	live *utilcache.LRUExpireCache
@@ -180,6 +190,15 @@ func (a *accessor) GetQuotas(k string) ([]corev1.ResourceQuota, error) {
 	items, err := a.quotas.Cluster(cluster).Namespace(namespace).List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("listing the quotas of %s: %w", k, err)
+	}
+	if len(items) == 0 && a.count != nil {
+		n, err := a.count(context.TODO(), cluster, namespace)
+		if err != nil {
+			return nil, fmt.Errorf("counting the quotas of %s: %w", k, err)
+		}
+		if n == 0 {
+			return nil, nil
+		}
 	}
 	if len(items) == 0 {
 		if cached, ok := a.live.Get(k); ok {

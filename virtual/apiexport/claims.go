@@ -119,8 +119,12 @@ func allows(verbs []string, verb string) bool {
 }
 
 // verbForbidden is the error of a request whose verb the claim (as the
-// export states it, or as the consumer accepted it) does not grant.
+// export states it, or as the consumer accepted it; granted is nil across
+// consumers) does not grant.
 func verbForbidden(gr schema.GroupResource, name, verb string, claim *apisv1alpha1.PermissionClaim, exported, granted []string) error {
+	if granted == nil {
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("the permission claim on %s grants the verbs %v, not %q", claim, exported, verb))
+	}
 	return apierrors.NewForbidden(gr, name, fmt.Errorf("the permission claim on %s grants the verbs %v (claimed %v, accepted %v), not %q",
 		claim, grantedOf(exported, granted), exported, granted, verb))
 }
@@ -491,19 +495,17 @@ func (h *handler) claimedRequest(req *http.Request, t target, gv schema.GroupVer
 		name = rest[1]
 	}
 	// The verbs of a claim are those the export claims and the consumer
-	// grants, both "*" for claims of v1alpha1.
+	// grants, both "*" for claims of v1alpha1. Across consumers (list and
+	// watch only), each consumer's grant filters its objects.
 	exported := claimVerbs(t.export, claim)
-	if !allows(exported, verb) {
-		return routed{}, verbForbidden(gr, name, verb, claim, exported, []string{apisv1alpha2.VerbAll})
-	}
+	var granted []string
 	if !t.cluster.Wildcard {
-		granted := h.grantedVerbs(t.cluster.Name, t.export, claim)
-		if granted == nil {
+		if granted = h.grantedVerbs(t.cluster.Name, t.export, claim); granted == nil {
 			return routed{}, apierrors.NewNotFound(gr, "")
 		}
-		if !allows(granted, verb) {
-			return routed{}, verbForbidden(gr, name, verb, claim, exported, granted)
-		}
+	}
+	if !allows(exported, verb) || (granted != nil && !allows(granted, verb)) {
+		return routed{}, verbForbidden(gr, name, verb, claim, exported, granted)
 	}
 	switch {
 	case verb == "list" || verb == "watch":

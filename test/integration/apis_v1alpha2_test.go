@@ -178,6 +178,12 @@ func TestAPIExportV1alpha2(t *testing.T) {
 		if len(c) != 1 || !reflect.DeepEqual(c[0].Verbs, []string{"get", "list"}) || !c[0].Selector.MatchAll || c[0].State != apisv1alpha2.ClaimAccepted {
 			t.Errorf("%s: the binding's claims in v1alpha2: %+v", when, c)
 		}
+		if e := v2Binding.Status.ExportPermissionClaims; len(e) != 1 || !reflect.DeepEqual(e[0].Verbs, []string{"get", "list"}) {
+			t.Errorf("%s: the binding's status.exportPermissionClaims in v1alpha2: %+v", when, e)
+		}
+		if a := v2Binding.Status.AppliedPermissionClaims; len(a) != 1 || !reflect.DeepEqual(a[0].Verbs, []string{"get", "list"}) || !a[0].Selector.MatchAll {
+			t.Errorf("%s: the binding's status.appliedPermissionClaims in v1alpha2: %+v", when, a)
+		}
 		if keys := internalAnnotations(v2Binding.ObjectMeta); len(keys) != 0 {
 			t.Errorf("%s: the binding in v1alpha2 shows the annotations %v", when, keys)
 		}

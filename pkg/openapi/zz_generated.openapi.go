@@ -84,7 +84,6 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha2.BoundAPIResource{}.OpenAPIModelName():                         schema_pkg_apis_apis_v1alpha2_BoundAPIResource(ref),
 		v1alpha2.BoundAPIResourceSchema{}.OpenAPIModelName():                   schema_pkg_apis_apis_v1alpha2_BoundAPIResourceSchema(ref),
 		v1alpha2.ExportBindingReference{}.OpenAPIModelName():                   schema_pkg_apis_apis_v1alpha2_ExportBindingReference(ref),
-		v1alpha2.GroupResource{}.OpenAPIModelName():                            schema_pkg_apis_apis_v1alpha2_GroupResource(ref),
 		v1alpha2.Identity{}.OpenAPIModelName():                                 schema_pkg_apis_apis_v1alpha2_Identity(ref),
 		v1alpha2.LocalAPIExportPolicy{}.OpenAPIModelName():                     schema_pkg_apis_apis_v1alpha2_LocalAPIExportPolicy(ref),
 		v1alpha2.MaximalPermissionPolicy{}.OpenAPIModelName():                  schema_pkg_apis_apis_v1alpha2_MaximalPermissionPolicy(ref),
@@ -1535,6 +1534,7 @@ func schema_pkg_apis_apis_v1alpha1_AcceptablePermissionClaim(ref common.Referenc
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1788,6 +1788,7 @@ func schema_pkg_apis_apis_v1alpha1_GroupResource(ref common.ReferenceCallback) c
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1870,6 +1871,7 @@ func schema_pkg_apis_apis_v1alpha1_PermissionClaim(ref common.ReferenceCallback)
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -2542,6 +2544,7 @@ func schema_pkg_apis_apis_v1alpha2_AcceptablePermissionClaim(ref common.Referenc
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -2750,35 +2753,6 @@ func schema_pkg_apis_apis_v1alpha2_ExportBindingReference(ref common.ReferenceCa
 	}
 }
 
-func schema_pkg_apis_apis_v1alpha2_GroupResource(ref common.ReferenceCallback) common.OpenAPIDefinition {
-	return common.OpenAPIDefinition{
-		Schema: spec.Schema{
-			SchemaProps: spec.SchemaProps{
-				Description: "GroupResource is a resource of an API group.",
-				Type:        []string{"object"},
-				Properties: map[string]spec.Schema{
-					"group": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Group is the API group; \"\" for the core group.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"resource": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Resource is the plural resource name.",
-							Default:     "",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-				},
-				Required: []string{"resource"},
-			},
-		},
-	}
-}
-
 func schema_pkg_apis_apis_v1alpha2_Identity(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2836,12 +2810,13 @@ func schema_pkg_apis_apis_v1alpha2_PermissionClaim(ref common.ReferenceCallback)
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "PermissionClaim asks for access, with some verbs, to a resource of the consumer.",
+				Description: "PermissionClaim asks for access, with some verbs, to a resource of the consumer.\n\nkcp embeds a GroupResource here; the fields are spelled out instead (the JSON is the same): server-side apply reads typed objects by reflection (structured-merge-diff's reflect cache), which confuses the fields of a struct embedded three levels deep, and AcceptablePermissionClaim embeds ScopedPermissionClaim, which embeds PermissionClaim.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -3068,6 +3043,7 @@ func schema_pkg_apis_apis_v1alpha2_ScopedPermissionClaim(ref common.ReferenceCal
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},

@@ -128,13 +128,19 @@ func TestAPIExportV1alpha2(t *testing.T) {
 
 	// The export, written in v1alpha2.
 	s.MustKubectl(t, "provider", "apply", "-f", yamlFile(t, "schema.yaml", cowboysSchema))
-	s.MustKubectl(t, "provider", "create", "-f", yamlFile(t, "export.yaml", cowboysExportV1alpha2))
+	exportFile := yamlFile(t, "export.yaml", cowboysExportV1alpha2)
+	s.MustKubectl(t, "provider", "create", "-f", exportFile)
+	// Server-side apply knows the v1alpha2 schema (an unchanged apply is
+	// no change).
+	if out := s.MustKubectl(t, "provider", "apply", "--server-side", "-f", exportFile); !strings.Contains(out, "serverside-applied") {
+		t.Errorf("kubectl apply --server-side of the v1alpha2 export: %s", out)
+	}
 	var v2Export apisv1alpha2.APIExport
 	getJSON(t, s, "provider", &v2Export, "apiexports.v1alpha2.apis.kcp.io", "wildwest.dev")
 	wantSpec := apisv1alpha2.APIExportSpec{
 		Resources: []apisv1alpha2.ResourceSchema{{Name: "cowboys", Group: "wildwest.dev", Schema: "v220920-6039d110.cowboys.wildwest.dev",
 			Storage: apisv1alpha2.ResourceSchemaStorage{CRD: &apisv1alpha2.ResourceSchemaStorageCRD{}}}},
-		PermissionClaims: []apisv1alpha2.PermissionClaim{{GroupResource: apisv1alpha2.GroupResource{Resource: "configmaps"}, Verbs: []string{"get", "list"}}},
+		PermissionClaims: []apisv1alpha2.PermissionClaim{{Resource: "configmaps", Verbs: []string{"get", "list"}}},
 	}
 	v2Export.Spec.Identity = nil // the generated identity secret, as in v1alpha1
 	if !reflect.DeepEqual(v2Export.Spec, wantSpec) || len(internalAnnotations(v2Export.ObjectMeta)) != 0 {
@@ -157,8 +163,12 @@ func TestAPIExportV1alpha2(t *testing.T) {
 	})
 
 	// The binding, written in v1alpha2, binds.
-	s.MustKubectl(t, "consumer", "create", "-f", yamlFile(t, "binding.yaml", cowboysBindingV1alpha2))
+	bindingFile := yamlFile(t, "binding.yaml", cowboysBindingV1alpha2)
+	s.MustKubectl(t, "consumer", "create", "-f", bindingFile)
 	b := waitBound(t, s, "consumer", "cowboys")
+	if out := s.MustKubectl(t, "consumer", "apply", "--server-side", "-f", bindingFile); !strings.Contains(out, "serverside-applied") {
+		t.Errorf("kubectl apply --server-side of the v1alpha2 binding: %s", out)
+	}
 	if len(b.Status.AppliedPermissionClaims) != 1 {
 		t.Errorf("applied claims: %+v", b.Status.AppliedPermissionClaims)
 	}

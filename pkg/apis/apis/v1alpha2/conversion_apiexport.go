@@ -166,9 +166,9 @@ func claimsFromV1alpha1(in []apisv1alpha1.PermissionClaim) (out []PermissionClai
 
 func claimFromV1alpha1(c apisv1alpha1.PermissionClaim) PermissionClaim {
 	return PermissionClaim{
-		GroupResource: GroupResource{Group: c.Group, Resource: c.Resource},
-		Verbs:         []string{VerbAll},
-		IdentityHash:  c.IdentityHash,
+		Group: c.Group, Resource: c.Resource,
+		Verbs:        []string{VerbAll},
+		IdentityHash: c.IdentityHash,
 	}
 }
 

@@ -51,8 +51,8 @@ func TestAPIExportConversion(t *testing.T) {
 		v2: &APIExport{
 			ObjectMeta: metav1.ObjectMeta{Name: "e"},
 			Spec: APIExportSpec{PermissionClaims: []PermissionClaim{
-				{GroupResource: GroupResource{Resource: "configmaps"}, Verbs: []string{"get", "list"}},
-				{GroupResource: GroupResource{Resource: "secrets"}, Verbs: []string{"*"}},
+				{Resource: "configmaps", Verbs: []string{"get", "list"}},
+				{Resource: "secrets", Verbs: []string{"*"}},
 			}},
 		},
 	}, {
@@ -68,7 +68,7 @@ func TestAPIExportConversion(t *testing.T) {
 				PermissionClaimsV1Alpha1Annotation: `[{"resource":"secrets","resourceSelector":[{"namespace":"ns"}]}]`,
 			}},
 			Spec: APIExportSpec{PermissionClaims: []PermissionClaim{
-				{GroupResource: GroupResource{Resource: "secrets"}, Verbs: []string{"*"}},
+				{Resource: "secrets", Verbs: []string{"*"}},
 			}},
 		},
 	}, {
@@ -128,7 +128,7 @@ func TestAPIBindingConversion(t *testing.T) {
 				Reference: BindingReference{Export: &ExportBindingReference{Path: "root:org", Name: "e"}},
 				PermissionClaims: []AcceptablePermissionClaim{{
 					ScopedPermissionClaim: ScopedPermissionClaim{
-						PermissionClaim: PermissionClaim{GroupResource: GroupResource{Resource: "secrets"}, Verbs: []string{"*"}},
+						PermissionClaim: PermissionClaim{Resource: "secrets", Verbs: []string{"*"}},
 						Selector:        PermissionClaimSelector{MatchAll: true},
 					},
 					State: ClaimAccepted,
@@ -155,7 +155,7 @@ func TestAPIBindingConversion(t *testing.T) {
 				Reference: BindingReference{Export: &ExportBindingReference{Name: "e"}},
 				PermissionClaims: []AcceptablePermissionClaim{{
 					ScopedPermissionClaim: ScopedPermissionClaim{
-						PermissionClaim: PermissionClaim{GroupResource: GroupResource{Resource: "configmaps"}, Verbs: []string{"get", "list"}},
+						PermissionClaim: PermissionClaim{Resource: "configmaps", Verbs: []string{"get", "list"}},
 						Selector:        PermissionClaimSelector{MatchAll: true},
 					},
 					State: ClaimAccepted,
@@ -183,6 +183,9 @@ func TestAPIBindingConversion(t *testing.T) {
 	}
 }
 
+// groupResource is a resource of an API group.
+type groupResource struct{ Group, Resource string }
+
 // gen makes random objects of both versions, in the forms that can be
 // stored: v1alpha1 claims of all objects or with selectors, v1alpha2 claims
 // with non-empty verbs and selectors.
@@ -192,13 +195,13 @@ func (g gen) pick(s ...string) string { return s[g.r.IntN(len(s))] }
 
 func (g gen) n(max int) int { return g.r.IntN(max + 1) }
 
-func (g gen) groupResources(n int) []GroupResource {
-	all := []GroupResource{{Resource: "configmaps"}, {Resource: "secrets"}, {Group: "rbac.authorization.k8s.io", Resource: "roles"}, {Group: "wildwest.dev", Resource: "cowboys"}, {Resource: "namespaces"}}
+func (g gen) groupResources(n int) []groupResource {
+	all := []groupResource{{Resource: "configmaps"}, {Resource: "secrets"}, {Group: "rbac.authorization.k8s.io", Resource: "roles"}, {Group: "wildwest.dev", Resource: "cowboys"}, {Resource: "namespaces"}}
 	g.r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
 	return all[:n]
 }
 
-func (g gen) identity(gr GroupResource) string {
+func (g gen) identity(gr groupResource) string {
 	if gr.Group == "wildwest.dev" {
 		return "8f6b4f1b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f"
 	}
@@ -224,7 +227,7 @@ func (g gen) selector() PermissionClaimSelector {
 	return PermissionClaimSelector{MatchAll: true}
 }
 
-func (g gen) v1Claim(gr GroupResource) apisv1alpha1.PermissionClaim {
+func (g gen) v1Claim(gr groupResource) apisv1alpha1.PermissionClaim {
 	c := apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Group: gr.Group, Resource: gr.Resource}, IdentityHash: g.identity(gr)}
 	if g.r.IntN(2) == 0 {
 		c.All = true
@@ -234,8 +237,8 @@ func (g gen) v1Claim(gr GroupResource) apisv1alpha1.PermissionClaim {
 	return c
 }
 
-func (g gen) v2Claim(gr GroupResource) PermissionClaim {
-	return PermissionClaim{GroupResource: gr, Verbs: g.verbs(), IdentityHash: g.identity(gr)}
+func (g gen) v2Claim(gr groupResource) PermissionClaim {
+	return PermissionClaim{Group: gr.Group, Resource: gr.Resource, Verbs: g.verbs(), IdentityHash: g.identity(gr)}
 }
 
 func (g gen) meta() metav1.ObjectMeta {
@@ -331,7 +334,7 @@ func (g gen) v1Binding() *apisv1alpha1.APIBinding {
 func (g gen) v2Binding() *APIBinding {
 	b := &APIBinding{ObjectMeta: g.meta()}
 	b.Spec.Reference.Export = &ExportBindingReference{Path: g.pick("", "root:org"), Name: "e"}
-	scoped := func(gr GroupResource) ScopedPermissionClaim {
+	scoped := func(gr groupResource) ScopedPermissionClaim {
 		return ScopedPermissionClaim{PermissionClaim: g.v2Claim(gr), Selector: g.selector()}
 	}
 	for _, gr := range g.groupResources(g.n(3)) {

@@ -111,8 +111,19 @@ type LocalAPIExportPolicy struct{}
 
 // PermissionClaim asks for access, with some verbs, to a resource of the
 // consumer.
+//
+// kcp embeds a GroupResource here; the fields are spelled out instead (the
+// JSON is the same): server-side apply reads typed objects by reflection
+// (structured-merge-diff's reflect cache), which confuses the fields of a
+// struct embedded three levels deep, and AcceptablePermissionClaim embeds
+// ScopedPermissionClaim, which embeds PermissionClaim.
 type PermissionClaim struct {
-	GroupResource `json:",inline"`
+	// Group is the API group; "" for the core group.
+	//
+	// +default=""
+	Group string `json:"group,omitempty"`
+	// Resource is the plural resource name.
+	Resource string `json:"resource"`
 	// Verbs are the verbs the provider asks to use on the resource; "*"
 	// stands for all of them.
 	//
@@ -139,14 +150,6 @@ func (p PermissionClaim) String() string {
 // identity.
 func (p PermissionClaim) EqualGRI(o PermissionClaim) bool {
 	return p.Group == o.Group && p.Resource == o.Resource && p.IdentityHash == o.IdentityHash
-}
-
-// GroupResource is a resource of an API group.
-type GroupResource struct {
-	// Group is the API group; "" for the core group.
-	Group string `json:"group,omitempty"`
-	// Resource is the plural resource name.
-	Resource string `json:"resource"`
 }
 
 // APIExportStatus is the identity and condition of an export.

@@ -75,11 +75,6 @@ func (in ExportBindingReference) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
-func (in GroupResource) OpenAPIModelName() string {
-	return "io.kcp.apis.v1alpha2.GroupResource"
-}
-
-// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Identity) OpenAPIModelName() string {
 	return "io.kcp.apis.v1alpha2.Identity"
 }

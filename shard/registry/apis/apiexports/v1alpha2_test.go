@@ -18,7 +18,7 @@ func TestValidateV1alpha2(t *testing.T) {
 	export := func(resources []apisv1alpha2.ResourceSchema, verbs ...[]string) *apisv1alpha1.APIExport {
 		e := &apisv1alpha2.APIExport{ObjectMeta: metav1.ObjectMeta{Name: "e"}, Spec: apisv1alpha2.APIExportSpec{Resources: resources}}
 		for _, v := range verbs {
-			e.Spec.PermissionClaims = append(e.Spec.PermissionClaims, apisv1alpha2.PermissionClaim{GroupResource: apisv1alpha2.GroupResource{Resource: "configmaps"}, Verbs: v})
+			e.Spec.PermissionClaims = append(e.Spec.PermissionClaims, apisv1alpha2.PermissionClaim{Resource: "configmaps", Verbs: v})
 		}
 		var out apisv1alpha1.APIExport
 		if err := apisv1alpha2.ConvertAPIExportToV1alpha1(e, &out); err != nil {
@@ -31,7 +31,7 @@ func TestValidateV1alpha2(t *testing.T) {
 			Reference: apisv1alpha2.BindingReference{Export: &apisv1alpha2.ExportBindingReference{Name: "e"}},
 			PermissionClaims: []apisv1alpha2.AcceptablePermissionClaim{{
 				ScopedPermissionClaim: apisv1alpha2.ScopedPermissionClaim{
-					PermissionClaim: apisv1alpha2.PermissionClaim{GroupResource: apisv1alpha2.GroupResource{Resource: "configmaps"}, Verbs: verbs},
+					PermissionClaim: apisv1alpha2.PermissionClaim{Resource: "configmaps", Verbs: verbs},
 					Selector:        selector,
 				},
 				State: state,

@@ -11,6 +11,7 @@ package openapi
 
 import (
 	v1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	v1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
@@ -70,6 +71,30 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.WebhookClientConfig{}.OpenAPIModelName():                      schema_pkg_apis_apis_v1alpha1_WebhookClientConfig(ref),
 		v1alpha1.WebhookConversion{}.OpenAPIModelName():                        schema_pkg_apis_apis_v1alpha1_WebhookConversion(ref),
 		v1alpha1.WorkspaceExportReference{}.OpenAPIModelName():                 schema_pkg_apis_apis_v1alpha1_WorkspaceExportReference(ref),
+		v1alpha2.APIBinding{}.OpenAPIModelName():                               schema_pkg_apis_apis_v1alpha2_APIBinding(ref),
+		v1alpha2.APIBindingList{}.OpenAPIModelName():                           schema_pkg_apis_apis_v1alpha2_APIBindingList(ref),
+		v1alpha2.APIBindingSpec{}.OpenAPIModelName():                           schema_pkg_apis_apis_v1alpha2_APIBindingSpec(ref),
+		v1alpha2.APIBindingStatus{}.OpenAPIModelName():                         schema_pkg_apis_apis_v1alpha2_APIBindingStatus(ref),
+		v1alpha2.APIExport{}.OpenAPIModelName():                                schema_pkg_apis_apis_v1alpha2_APIExport(ref),
+		v1alpha2.APIExportList{}.OpenAPIModelName():                            schema_pkg_apis_apis_v1alpha2_APIExportList(ref),
+		v1alpha2.APIExportSpec{}.OpenAPIModelName():                            schema_pkg_apis_apis_v1alpha2_APIExportSpec(ref),
+		v1alpha2.APIExportStatus{}.OpenAPIModelName():                          schema_pkg_apis_apis_v1alpha2_APIExportStatus(ref),
+		v1alpha2.AcceptablePermissionClaim{}.OpenAPIModelName():                schema_pkg_apis_apis_v1alpha2_AcceptablePermissionClaim(ref),
+		v1alpha2.BindingReference{}.OpenAPIModelName():                         schema_pkg_apis_apis_v1alpha2_BindingReference(ref),
+		v1alpha2.BoundAPIResource{}.OpenAPIModelName():                         schema_pkg_apis_apis_v1alpha2_BoundAPIResource(ref),
+		v1alpha2.BoundAPIResourceSchema{}.OpenAPIModelName():                   schema_pkg_apis_apis_v1alpha2_BoundAPIResourceSchema(ref),
+		v1alpha2.ExportBindingReference{}.OpenAPIModelName():                   schema_pkg_apis_apis_v1alpha2_ExportBindingReference(ref),
+		v1alpha2.Identity{}.OpenAPIModelName():                                 schema_pkg_apis_apis_v1alpha2_Identity(ref),
+		v1alpha2.LocalAPIExportPolicy{}.OpenAPIModelName():                     schema_pkg_apis_apis_v1alpha2_LocalAPIExportPolicy(ref),
+		v1alpha2.MaximalPermissionPolicy{}.OpenAPIModelName():                  schema_pkg_apis_apis_v1alpha2_MaximalPermissionPolicy(ref),
+		v1alpha2.PermissionClaim{}.OpenAPIModelName():                          schema_pkg_apis_apis_v1alpha2_PermissionClaim(ref),
+		v1alpha2.PermissionClaimSelector{}.OpenAPIModelName():                  schema_pkg_apis_apis_v1alpha2_PermissionClaimSelector(ref),
+		v1alpha2.ResourceSchema{}.OpenAPIModelName():                           schema_pkg_apis_apis_v1alpha2_ResourceSchema(ref),
+		v1alpha2.ResourceSchemaStorage{}.OpenAPIModelName():                    schema_pkg_apis_apis_v1alpha2_ResourceSchemaStorage(ref),
+		v1alpha2.ResourceSchemaStorageCRD{}.OpenAPIModelName():                 schema_pkg_apis_apis_v1alpha2_ResourceSchemaStorageCRD(ref),
+		v1alpha2.ResourceSchemaStorageVirtual{}.OpenAPIModelName():             schema_pkg_apis_apis_v1alpha2_ResourceSchemaStorageVirtual(ref),
+		v1alpha2.ScopedPermissionClaim{}.OpenAPIModelName():                    schema_pkg_apis_apis_v1alpha2_ScopedPermissionClaim(ref),
+		v1alpha2.VirtualWorkspace{}.OpenAPIModelName():                         schema_pkg_apis_apis_v1alpha2_VirtualWorkspace(ref),
 		corev1alpha1.LogicalCluster{}.OpenAPIModelName():                       schema_pkg_apis_core_v1alpha1_LogicalCluster(ref),
 		corev1alpha1.LogicalClusterList{}.OpenAPIModelName():                   schema_pkg_apis_core_v1alpha1_LogicalClusterList(ref),
 		corev1alpha1.LogicalClusterOwner{}.OpenAPIModelName():                  schema_pkg_apis_core_v1alpha1_LogicalClusterOwner(ref),
@@ -1509,6 +1534,7 @@ func schema_pkg_apis_apis_v1alpha1_AcceptablePermissionClaim(ref common.Referenc
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1762,6 +1788,7 @@ func schema_pkg_apis_apis_v1alpha1_GroupResource(ref common.ReferenceCallback) c
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -1844,6 +1871,7 @@ func schema_pkg_apis_apis_v1alpha1_PermissionClaim(ref common.ReferenceCallback)
 					"group": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -2038,6 +2066,1055 @@ func schema_pkg_apis_apis_v1alpha1_WorkspaceExportReference(ref common.Reference
 					},
 				},
 				Required: []string{"exportName"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_APIBinding(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIBinding binds the resources of an APIExport into its logical cluster, like its v1alpha1 form, which is how it is stored. v1alpha2 answers each claim with the verbs and the selector it accepts. It is cluster-scoped.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec names the export and answers its permission claims.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.APIBindingSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is what is bound.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.APIBindingStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.APIBindingSpec{}.OpenAPIModelName(), v1alpha2.APIBindingStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_APIBindingList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIBindingList is a list of APIBindings.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.APIBinding{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.APIBinding{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_APIBindingSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIBindingSpec names the export and answers its permission claims.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"reference": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reference is the export. It cannot change.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.BindingReference{}.OpenAPIModelName()),
+						},
+					},
+					"permissionClaims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"group",
+									"resource",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PermissionClaims accept or reject the export's claims.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.AcceptablePermissionClaim{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"reference"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.AcceptablePermissionClaim{}.OpenAPIModelName(), v1alpha2.BindingReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_APIBindingStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIBindingStatus is what is bound.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"apiExportClusterName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIExportClusterName is the logical cluster of the export.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"boundResources": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"group",
+									"resource",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "BoundResources are the resources served through the binding.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.BoundAPIResource{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Binding until every resource is served, then Bound.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions of the binding.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(conditionsv1alpha1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"appliedPermissionClaims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AppliedPermissionClaims are the accepted claims in effect.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.ScopedPermissionClaim{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"exportPermissionClaims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExportPermissionClaims are the claims of the export, as last seen.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.PermissionClaim{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.BoundAPIResource{}.OpenAPIModelName(), v1alpha2.PermissionClaim{}.OpenAPIModelName(), v1alpha2.ScopedPermissionClaim{}.OpenAPIModelName(), conditionsv1alpha1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_APIExport(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIExport makes a set of APIResourceSchemas of its logical cluster available for binding in other logical clusters, like its v1alpha1 form, which is how it is stored. v1alpha2 lists the exported resources by name and group and gives each permission claim the verbs it asks for. It is cluster-scoped.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what the provider exports.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.APIExportSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the identity and the condition of the export.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.APIExportStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.APIExportSpec{}.OpenAPIModelName(), v1alpha2.APIExportStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_APIExportList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIExportList is a list of APIExports.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.APIExport{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.APIExport{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_APIExportSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIExportSpec is what an APIExport exports.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"resources": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"group",
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources are the exported resources, each defined by an APIResourceSchema of the export's logical cluster named <prefix>.<name>.<group>.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.ResourceSchema{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"identity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Identity points at the secret whose hash is the export's identity; when it is not given, a random secret is generated in kcp-system.",
+							Ref:         ref(v1alpha2.Identity{}.OpenAPIModelName()),
+						},
+					},
+					"maximalPermissionPolicy": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MaximalPermissionPolicy bounds what consumers may do with the exported resources.",
+							Ref:         ref(v1alpha2.MaximalPermissionPolicy{}.OpenAPIModelName()),
+						},
+					},
+					"permissionClaims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"group",
+									"resource",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PermissionClaims are the resources of the consumer the provider asks to reach, and with which verbs.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.PermissionClaim{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.Identity{}.OpenAPIModelName(), v1alpha2.MaximalPermissionPolicy{}.OpenAPIModelName(), v1alpha2.PermissionClaim{}.OpenAPIModelName(), v1alpha2.ResourceSchema{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_APIExportStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "APIExportStatus is the identity and condition of an export.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"identityHash": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IdentityHash is the hex SHA-256 of the identity secret's key.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"conditions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions of the export.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(conditionsv1alpha1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"virtualWorkspaces": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualWorkspaces are the URLs of the apiexport virtual workspace that serve the export.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha2.VirtualWorkspace{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.VirtualWorkspace{}.OpenAPIModelName(), conditionsv1alpha1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_AcceptablePermissionClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AcceptablePermissionClaim is a claim and the consumer's answer.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resource is the plural resource name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"verbs": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Verbs are the verbs the provider asks to use on the resource; \"*\" stands for all of them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"identityHash": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IdentityHash is the identity of the export of the resource, for resources that are themselves bound through an export.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector chooses the objects of the resource the claim reaches.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.PermissionClaimSelector{}.OpenAPIModelName()),
+						},
+					},
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "State is Accepted or Rejected.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"resource", "verbs", "selector", "state"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.PermissionClaimSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_BindingReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BindingReference is the export of a binding.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"export": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Export names the export by the path of its logical cluster and its name.",
+							Ref:         ref(v1alpha2.ExportBindingReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.ExportBindingReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_BoundAPIResource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BoundAPIResource is a resource served through a binding.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group of the resource.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resource is the plural name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"schema": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Schema is the schema it is served with.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.BoundAPIResourceSchema{}.OpenAPIModelName()),
+						},
+					},
+					"storageVersions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "StorageVersions are the versions objects were stored in.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"group", "resource", "schema"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.BoundAPIResourceSchema{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_BoundAPIResourceSchema(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "BoundAPIResourceSchema is the schema of a bound resource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the APIResourceSchema.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"UID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UID of the APIResourceSchema.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"identityHash": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IdentityHash of the export, under which objects are stored.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "UID", "identityHash"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_ExportBindingReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ExportBindingReference names an export.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Path is the logical cluster of the export, by path (root:org:ws) or name; empty means the binding's own logical cluster.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the name of the export.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_Identity(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Identity is the secret that identifies an export.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef is the secret, whose \"key\" holds the identity.",
+							Ref:         ref(corev1.SecretReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			corev1.SecretReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_LocalAPIExportPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LocalAPIExportPolicy is the RBAC of the export's logical cluster.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_MaximalPermissionPolicy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MaximalPermissionPolicy bounds what consumers may do with the exported resources.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"local": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Local checks every request on a bound resource also against the RBAC of the export's logical cluster, for the user and groups prefixed with apis.kcp.io:binding:.",
+							Ref:         ref(v1alpha2.LocalAPIExportPolicy{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.LocalAPIExportPolicy{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_PermissionClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PermissionClaim asks for access, with some verbs, to a resource of the consumer.\n\nkcp embeds a GroupResource here; the fields are spelled out instead (the JSON is the same): server-side apply reads typed objects by reflection (structured-merge-diff's reflect cache), which confuses the fields of a struct embedded three levels deep, and AcceptablePermissionClaim embeds ScopedPermissionClaim, which embeds PermissionClaim.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resource is the plural resource name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"verbs": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Verbs are the verbs the provider asks to use on the resource; \"*\" stands for all of them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"identityHash": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IdentityHash is the identity of the export of the resource, for resources that are themselves bound through an export.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"resource", "verbs"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_PermissionClaimSelector(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PermissionClaimSelector chooses the objects a claim reaches: all of them, or those a label selector matches.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"matchLabels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "matchLabels is a map of {key,value} pairs. A single {key,value} in the matchLabels map is equivalent to an element of matchExpressions, whose key field is \"key\", the operator is \"In\", and the values array contains only \"value\". The requirements are ANDed.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"matchExpressions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "matchExpressions is a list of label selector requirements. The requirements are ANDed.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.LabelSelectorRequirement{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"matchAll": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MatchAll reaches every object of the resource.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.LabelSelectorRequirement{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_ResourceSchema(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResourceSchema is an exported resource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the plural name of the resource.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group is the API group of the resource; \"\" for the core group.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"schema": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Schema is the name of the APIResourceSchema that defines it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"storage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Storage is where the objects of the resource live.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.ResourceSchemaStorage{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name", "group", "schema", "storage"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.ResourceSchemaStorage{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_ResourceSchemaStorage(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResourceSchemaStorage is where the objects of an exported resource live. Only crd is served: objects stored like those of a CRD.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"crd": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CRD stores the objects like those of a CustomResourceDefinition.",
+							Ref:         ref(v1alpha2.ResourceSchemaStorageCRD{}.OpenAPIModelName()),
+						},
+					},
+					"virtual": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Virtual is kcp's storage by a virtual workspace; it is refused.",
+							Ref:         ref(v1alpha2.ResourceSchemaStorageVirtual{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.ResourceSchemaStorageCRD{}.OpenAPIModelName(), v1alpha2.ResourceSchemaStorageVirtual{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_ResourceSchemaStorageCRD(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResourceSchemaStorageCRD stores objects like those of a CRD.",
+				Type:        []string{"object"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_ResourceSchemaStorageVirtual(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResourceSchemaStorageVirtual is kcp's storage of a resource by a virtual workspace. It is part of the wire format only: exports using it are refused.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"reference": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reference is the object that names the virtual workspace.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(corev1.TypedLocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"identityHash": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IdentityHash is the identity of the virtual resource.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"reference", "identityHash"},
+			},
+		},
+		Dependencies: []string{
+			corev1.TypedLocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_ScopedPermissionClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ScopedPermissionClaim is a claim and the objects it reaches.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resource is the plural resource name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"verbs": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Verbs are the verbs the provider asks to use on the resource; \"*\" stands for all of them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"identityHash": {
+						SchemaProps: spec.SchemaProps{
+							Description: "IdentityHash is the identity of the export of the resource, for resources that are themselves bound through an export.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"selector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Selector chooses the objects of the resource the claim reaches.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha2.PermissionClaimSelector{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"resource", "verbs", "selector"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha2.PermissionClaimSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_apis_v1alpha2_VirtualWorkspace(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspace is a URL of a virtual workspace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "URL is the base URL.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url"},
 			},
 		},
 	}

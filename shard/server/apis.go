@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
@@ -100,6 +102,12 @@ func (s *Server) installAPIs() error {
 			return errorf(name, err)
 		}
 		groups[apisv1alpha1.SchemeGroupVersion.Group].add(apisv1alpha1.SchemeGroupVersion, st)
+		// APIExports and APIBindings are also served in v1alpha2, from
+		// the same storage (the scheme converts); schemas and endpoint
+		// slices have no v1alpha2, as in kcp.
+		if name == "apiexports" || name == "apibindings" {
+			groups[apisv1alpha1.SchemeGroupVersion.Group].add(apisv1alpha2.SchemeGroupVersion, st)
+		}
 	}
 
 	// topology.kcp.io: Partitions of the shards, for endpoint slices.
@@ -145,6 +153,13 @@ func (s *Server) installAPIs() error {
 	for _, g := range names {
 		info := genericapiserver.NewDefaultAPIGroupInfo(g, s.Scheme, metav1.ParameterCodec, s.Codecs)
 		info.VersionedResourcesStorageMap = groups[g]
+		if g == apisv1alpha2.GroupName {
+			// kcp serves apis.kcp.io as CRDs, whose discovery prefers
+			// the highest version: v1alpha2 (kcp's kubectl plugin binds
+			// in the preferred version). Storage stays v1alpha1, the
+			// scheme's first version of the group.
+			info.PrioritizedVersions = []schema.GroupVersion{apisv1alpha2.SchemeGroupVersion, apisv1alpha1.SchemeGroupVersion}
+		}
 		infos = append(infos, &info)
 	}
 	if err := s.GenericAPIServer.InstallAPIGroups(infos...); err != nil {

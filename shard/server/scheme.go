@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
@@ -42,6 +43,9 @@ func NewScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 		asInternal(corev1alpha1.SchemeGroupVersion, corev1alpha1.AddToScheme),
 		asInternal(tenancyv1alpha1.SchemeGroupVersion, tenancyv1alpha1.AddToScheme),
 		asInternal(apisv1alpha1.SchemeGroupVersion, apisv1alpha1.AddToScheme),
+		// v1alpha2 of APIExport and APIBinding converts to and from the
+		// v1alpha1 types, which are the internal and stored form.
+		apisv1alpha2.AddToScheme,
 		asInternal(topologyv1alpha1.SchemeGroupVersion, topologyv1alpha1.AddToScheme),
 		workspaces.AddFieldLabelConversions,
 		asInternal(authenticationv1.SchemeGroupVersion, authenticationv1.AddToScheme),
@@ -51,8 +55,11 @@ func NewScheme() (*runtime.Scheme, serializer.CodecFactory, error) {
 			return nil, serializer.CodecFactory{}, err
 		}
 	}
-	for _, gv := range []schema.GroupVersion{corev1alpha1.SchemeGroupVersion, tenancyv1alpha1.SchemeGroupVersion, apisv1alpha1.SchemeGroupVersion, topologyv1alpha1.SchemeGroupVersion, authenticationv1.SchemeGroupVersion, authorizationv1.SchemeGroupVersion} {
-		if err := s.SetVersionPriority(gv); err != nil {
+	// apis.kcp.io stores v1alpha1: its version priority in the scheme
+	// chooses the storage version. Discovery prefers v1alpha2, as kcp's
+	// (installAPIs).
+	for _, gvs := range [][]schema.GroupVersion{{corev1alpha1.SchemeGroupVersion}, {tenancyv1alpha1.SchemeGroupVersion}, {apisv1alpha1.SchemeGroupVersion, apisv1alpha2.SchemeGroupVersion}, {topologyv1alpha1.SchemeGroupVersion}, {authenticationv1.SchemeGroupVersion}, {authorizationv1.SchemeGroupVersion}} {
+		if err := s.SetVersionPriority(gvs...); err != nil {
 			return nil, serializer.CodecFactory{}, err
 		}
 	}

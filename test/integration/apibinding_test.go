@@ -954,7 +954,9 @@ func TestAPIBindingFollowsLatestSchemas(t *testing.T) {
 	v2 := strings.Replace(cowboysSchema, "v220920-6039d110.", "v221001-aaaaaaaa.", 1)
 	v2 = strings.Replace(v2, "            intent:\n              type: string\n", "            intent:\n              type: string\n            horse:\n              type: string\n              default: silver\n", 1)
 	s.MustKubectl(t, "provider", "apply", "-f", yamlFile(t, "v2.yaml", v2))
-	s.MustKubectl(t, "provider", "patch", "apiexport", "wildwest.dev", "--type=merge", "-p", `{"spec":{"latestResourceSchemas":["v221001-aaaaaaaa.cowboys.wildwest.dev"]}}`)
+	// latestResourceSchemas is a field of v1alpha1; discovery prefers
+	// v1alpha2 (as kcp's), whose spec.resources holds it.
+	s.MustKubectl(t, "provider", "patch", "apiexports.v1alpha1.apis.kcp.io", "wildwest.dev", "--type=merge", "-p", `{"spec":{"latestResourceSchemas":["v221001-aaaaaaaa.cowboys.wildwest.dev"]}}`)
 	eventually(t, 30*time.Second, "the binding to follow the new schema", func(ctx context.Context) (bool, error) {
 		b, err := kcpClient(t, s, "consumer").APIBindings().Get(ctx, "cowboys", metav1.GetOptions{})
 		return err == nil && len(b.Status.BoundResources) == 1 && b.Status.BoundResources[0].Schema.Name == "v221001-aaaaaaaa.cowboys.wildwest.dev", err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/virtual/forward"
 )
@@ -27,10 +29,13 @@ import (
 // provider reaches the claimed resources of exactly the consumers whose
 // binding accepts the claim as the export states it (same resource,
 // identity, all and selectors), and within the claim: all objects, or
-// those a resourceSelector names by name and/or namespace. Every request
-// is checked against the bindings as the informer has them now, and so is
-// every object of a list and every event of a watch: a rejected or revoked
-// claim cuts access at once, also on watches already open.
+// those a resourceSelector names by name and/or namespace, and only with
+// the verbs both the export claims and the binding accepts (v1alpha2
+// claims; a v1alpha1 claim means all verbs): another verb is Forbidden.
+// Every request is checked against the bindings as the informer has them
+// now, and so is every object of a list and every event of a watch: a
+// rejected or revoked claim cuts access at once, also on watches already
+// open.
 
 // claimOf returns the export's claim on group/resource, nil if none.
 func claimOf(export *apisv1alpha1.APIExport, group, resource string) *apisv1alpha1.PermissionClaim {
@@ -43,14 +48,17 @@ func claimOf(export *apisv1alpha1.APIExport, group, resource string) *apisv1alph
 	return nil
 }
 
-// acceptedIn tells whether a binding of cluster to export accepts claim.
-func (h *handler) acceptedIn(cluster logicalcluster.Name, export *apisv1alpha1.APIExport, claim *apisv1alpha1.PermissionClaim) bool {
+// grantedVerbs returns the verbs a binding of cluster to export grants on
+// claim: those of the answer that accepts the claim as the export states
+// it, nil when no binding accepts it. A v1alpha1 answer grants all verbs
+// ("*"); a v1alpha2 answer keeps its verbs in an annotation.
+func (h *handler) grantedVerbs(cluster logicalcluster.Name, export *apisv1alpha1.APIExport, claim *apisv1alpha1.PermissionClaim) []string {
 	if h.cfg.Bindings.Informer() == nil {
-		return false
+		return nil
 	}
 	bindings, err := h.cfg.Bindings.Lister().Cluster(cluster).List(everything())
 	if err != nil {
-		return false
+		return nil
 	}
 	exportCluster := logicalcluster.From(export).String()
 	for _, b := range bindings {
@@ -61,11 +69,81 @@ func (h *handler) acceptedIn(cluster logicalcluster.Name, export *apisv1alpha1.A
 		for _, a := range b.Spec.PermissionClaims {
 			if a.State == apisv1alpha1.ClaimAccepted && a.EqualGRI(*claim) && a.All == claim.All &&
 				equality.Semantic.DeepEqual(a.ResourceSelector, claim.ResourceSelector) {
-				return true
+				return answerVerbs(b, a.PermissionClaim)
 			}
 		}
 	}
-	return false
+	return nil
+}
+
+// answerVerbs returns the verbs of a binding's answer to claim.
+func answerVerbs(b *apisv1alpha1.APIBinding, claim apisv1alpha1.PermissionClaim) []string {
+	if _, ok := b.Annotations[apisv1alpha2.AcceptablePermissionClaimsAnnotation]; !ok {
+		return []string{apisv1alpha2.VerbAll}
+	}
+	answers, err := apisv1alpha2.BindingPermissionClaims(b)
+	if err != nil {
+		// Admission refuses such annotations; grant nothing rather than
+		// all.
+		return []string{}
+	}
+	for _, a := range answers {
+		if a.Group == claim.Group && a.Resource == claim.Resource && a.IdentityHash == claim.IdentityHash {
+			return a.Verbs
+		}
+	}
+	return []string{}
+}
+
+// claimVerbs returns the verbs an export claims on claim: "*" for a claim
+// of v1alpha1, those of the claim for v1alpha2.
+func claimVerbs(export *apisv1alpha1.APIExport, claim *apisv1alpha1.PermissionClaim) []string {
+	if _, ok := export.Annotations[apisv1alpha2.PermissionClaimsAnnotation]; !ok {
+		return []string{apisv1alpha2.VerbAll}
+	}
+	claims, err := apisv1alpha2.ExportPermissionClaims(export)
+	if err != nil {
+		return []string{}
+	}
+	for _, c := range claims {
+		if c.Group == claim.Group && c.Resource == claim.Resource && c.IdentityHash == claim.IdentityHash {
+			return c.Verbs
+		}
+	}
+	return []string{}
+}
+
+// allows tells whether verbs name verb or "*".
+func allows(verbs []string, verb string) bool {
+	return slices.Contains(verbs, verb) || slices.Contains(verbs, apisv1alpha2.VerbAll)
+}
+
+// verbForbidden is the error of a request whose verb the claim (as the
+// export states it, or as the consumer accepted it; granted is nil across
+// consumers) does not grant.
+func verbForbidden(gr schema.GroupResource, name, verb string, claim *apisv1alpha1.PermissionClaim, exported, granted []string) error {
+	if granted == nil {
+		return apierrors.NewForbidden(gr, name, fmt.Errorf("the permission claim on %s grants the verbs %v, not %q", claim, exported, verb))
+	}
+	return apierrors.NewForbidden(gr, name, fmt.Errorf("the permission claim on %s grants the verbs %v (claimed %v, accepted %v), not %q",
+		claim, grantedOf(exported, granted), exported, granted, verb))
+}
+
+// grantedOf is what exported and granted allow together.
+func grantedOf(exported, granted []string) []string {
+	switch {
+	case slices.Contains(exported, apisv1alpha2.VerbAll):
+		return granted
+	case slices.Contains(granted, apisv1alpha2.VerbAll):
+		return exported
+	}
+	var out []string
+	for _, v := range exported {
+		if slices.Contains(granted, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // selects tells whether claim covers the object namespace/name; an empty
@@ -91,8 +169,10 @@ type objectMeta struct {
 	} `json:"metadata"`
 }
 
-// keeps returns the filter of the objects of a claimed resource.
-func (h *handler) keeps(export *apisv1alpha1.APIExport, claim *apisv1alpha1.PermissionClaim) func(raw json.RawMessage) bool {
+// keeps returns the filter of the objects of a claimed resource, for a
+// request of verb (list or watch): objects of the consumers whose binding
+// accepts the claim and grants the verb.
+func (h *handler) keeps(export *apisv1alpha1.APIExport, claim *apisv1alpha1.PermissionClaim, verb string) func(raw json.RawMessage) bool {
 	return func(raw json.RawMessage) bool {
 		var m objectMeta
 		if json.Unmarshal(raw, &m) != nil {
@@ -102,7 +182,7 @@ func (h *handler) keeps(export *apisv1alpha1.APIExport, claim *apisv1alpha1.Perm
 		if cluster.Empty() || !selectsObject(claim, m.Metadata.Namespace, m.Metadata.Name) {
 			return false
 		}
-		return h.acceptedIn(cluster, export, claim)
+		return allows(h.grantedVerbs(cluster, export, claim), verb)
 	}
 }
 
@@ -344,12 +424,15 @@ type claimed struct {
 }
 
 // claimedResources returns the export's claims on built-in resources the
-// shard serves and on resources of other exports (by their identity).
+// shard serves and on resources of other exports (by their identity),
+// with the verbs the claims name.
 func (h *handler) claimedResources(req *http.Request, export *apisv1alpha1.APIExport) []claimed {
 	var out []claimed
 	for _, c := range export.Spec.PermissionClaims {
+		verbs := claimVerbs(export, &c)
 		if c.IdentityHash != "" {
 			if cl, ok := h.claimedOfExport(c); ok {
+				cl.resource.Verbs = narrowVerbs(cl.resource.Verbs, verbs)
 				out = append(out, cl)
 			}
 			continue
@@ -359,7 +442,19 @@ func (h *handler) claimedResources(req *http.Request, export *apisv1alpha1.APIEx
 			continue
 		}
 		r.Group, r.Version = "", ""
+		r.Verbs = narrowVerbs(r.Verbs, verbs)
 		out = append(out, claimed{gv: gv, resource: *r})
+	}
+	return out
+}
+
+// narrowVerbs returns the verbs of served that claimed allows.
+func narrowVerbs(served metav1.Verbs, claimed []string) metav1.Verbs {
+	out := metav1.Verbs{}
+	for _, v := range served {
+		if allows(claimed, v) {
+			out = append(out, v)
+		}
 	}
 	return out
 }
@@ -394,17 +489,27 @@ func (h *handler) claimedRequest(req *http.Request, t target, gv schema.GroupVer
 		clusterSegment = string(t.cluster.Name)
 	}
 	r := routed{verbs: []string{verb}, shardPath: "/clusters/" + clusterSegment + forward.Join(segments)}
-	notFound := apierrors.NewNotFound(schema.GroupResource{Group: gv.Group, Resource: resource}, "")
-	if !t.cluster.Wildcard && !h.acceptedIn(t.cluster.Name, t.export, claim) {
-		return routed{}, notFound
-	}
+	gr := schema.GroupResource{Group: gv.Group, Resource: resource}
 	name := ""
 	if named {
 		name = rest[1]
 	}
+	// The verbs of a claim are those the export claims and the consumer
+	// grants, both "*" for claims of v1alpha1. Across consumers (list and
+	// watch only), each consumer's grant filters its objects.
+	exported := claimVerbs(t.export, claim)
+	var granted []string
+	if !t.cluster.Wildcard {
+		if granted = h.grantedVerbs(t.cluster.Name, t.export, claim); granted == nil {
+			return routed{}, apierrors.NewNotFound(gr, "")
+		}
+	}
+	if !allows(exported, verb) || (granted != nil && !allows(granted, verb)) {
+		return routed{}, verbForbidden(gr, name, verb, claim, exported, granted)
+	}
 	switch {
 	case verb == "list" || verb == "watch":
-		r.filter = h.keeps(t.export, claim)
+		r.filter = h.keeps(t.export, claim, verb)
 	case verb == "deletecollection" && !claim.All:
 		return routed{}, apierrors.NewForbidden(schema.GroupResource{Group: gv.Group, Resource: resource}, "",
 			fmt.Errorf("the claim on %s selects objects: delete them one by one", claim))

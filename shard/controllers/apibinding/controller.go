@@ -235,7 +235,7 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 	updated := b.DeepCopy()
 	result := c.bind(key.Cluster, updated)
 	summarize(updated)
-	if equality.Semantic.DeepEqual(b.Status, updated.Status) {
+	if equality.Semantic.DeepEqual(b.Status, updated.Status) && statusClaimAnnotationsEqual(b, updated) {
 		return result, nil
 	}
 	written, err := client.APIBindings().UpdateStatus(ctx, updated, metav1.UpdateOptions{})
@@ -334,6 +334,7 @@ func (c *Controller) bind(cluster logicalcluster.Name, b *apisv1alpha1.APIBindin
 		resources = append(resources, r)
 	}
 	b.Status.ExportPermissionClaims = export.Spec.PermissionClaims
+	setStatusClaimAnnotations(b, export)
 	switch {
 	case len(missing) > 0:
 		conditionsv1alpha1.MarkFalse(b, apisv1alpha1.BindingUpToDate, apisv1alpha1.APIResourceSchemaInvalidReason, conditionsv1alpha1.ConditionSeverityError,
@@ -354,6 +355,7 @@ func (c *Controller) bind(cluster logicalcluster.Name, b *apisv1alpha1.APIBindin
 	})
 	b.Status.BoundResources = resources
 	b.Status.AppliedPermissionClaims = acceptedClaims(b.Spec.PermissionClaims, export.Spec.PermissionClaims)
+	setStatusClaimAnnotations(b, export)
 	b.Status.Phase = apisv1alpha1.APIBindingPhaseBound
 	conditionsv1alpha1.MarkTrue(b, apisv1alpha1.BindingUpToDate)
 	conditionsv1alpha1.MarkTrue(b, apisv1alpha1.InitialBindingCompleted)

@@ -24,6 +24,7 @@ import (
 type WithStatus[T runtime.Object] struct {
 	Strategy[T]
 	gv                                 schema.GroupVersion
+	servedAs                           []schema.GroupVersion
 	prepareCreate                      func(obj T)
 	prepareUpdate, prepareStatusUpdate func(obj, old T)
 }
@@ -71,9 +72,28 @@ func NewWithStatus[T runtime.Object, Spec, Status any, PSpec deepCopier[Spec], P
 	}
 }
 
+// AlsoServedAs returns s for a resource that is also served in the
+// versions gvs (converted by the scheme), whose server-side apply must
+// reset the same fields.
+func (s WithStatus[T]) AlsoServedAs(gvs ...schema.GroupVersion) WithStatus[T] {
+	s.servedAs = append(append([]schema.GroupVersion(nil), s.servedAs...), gvs...)
+	return s
+}
+
+// resetFields returns the reset fields paths in every version served.
+func (s WithStatus[T]) resetFields(paths ...string) map[fieldpath.APIVersion]*fieldpath.Set {
+	out := ResetFields(s.gv, paths...)
+	for _, gv := range s.servedAs {
+		for v, set := range ResetFields(gv, paths...) {
+			out[v] = set
+		}
+	}
+	return out
+}
+
 // GetResetFields: a write of the object keeps the status.
 func (s WithStatus[T]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return ResetFields(s.gv, "status")
+	return s.resetFields("status")
 }
 
 // PrepareForCreate drops the status, which controllers fill in, and starts
@@ -92,7 +112,7 @@ func (s WithStatus[T]) PrepareForUpdate(_ context.Context, obj, old runtime.Obje
 // returns: a status write keeps the spec and the metadata, as that of a
 // custom resource does.
 func (s WithStatus[T]) StatusResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
-	return ResetFields(s.gv, "spec", "metadata")
+	return s.resetFields("spec", "metadata")
 }
 
 // PrepareForStatusUpdate is what the PrepareForUpdate of the status

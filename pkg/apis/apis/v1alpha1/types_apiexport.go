@@ -151,6 +151,8 @@ type ResourceSelector struct {
 // GroupResource is a resource of an API group.
 type GroupResource struct {
 	// Group is the API group; "" for the core group.
+	//
+	// +default=""
 	Group string `json:"group,omitempty"`
 	// Resource is the plural resource name.
 	Resource string `json:"resource"`

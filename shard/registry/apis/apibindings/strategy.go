@@ -1,4 +1,5 @@
-// Package apibindings serves apis.kcp.io/v1alpha1 APIBindings: the binding
+// Package apibindings serves apis.kcp.io/v1alpha1 (and, converted by the
+// scheme, v1alpha2) APIBindings: the binding
 // of an APIExport's resources into the binding's logical cluster, and the
 // consumer's answers to the export's permission claims.
 //
@@ -26,6 +27,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apiexports"
 	"github.com/tessera-dev/tessera/shard/registry/store"
 )
@@ -37,7 +39,7 @@ type strategy struct {
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{store.NewWithStatus(store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate), apisv1alpha1.SchemeGroupVersion, parts)}
+	return strategy{store.NewWithStatus(store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate), apisv1alpha1.SchemeGroupVersion, parts).AlsoServedAs(apisv1alpha2.SchemeGroupVersion)}
 }
 
 // parts returns the metadata, spec and status of an APIBinding.
@@ -59,11 +61,34 @@ func (s strategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 }
 
 // PrepareForUpdate turns the older form of the reference into the current
-// one, keeps the stored status, and bumps the generation when the spec
-// changes.
+// one, keeps the stored status (and the annotations of its v1alpha2 form),
+// and bumps the generation when the spec changes.
 func (s strategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	convertReference(&obj.(*apisv1alpha1.APIBinding).Spec.Reference)
 	s.WithStatus.PrepareForUpdate(ctx, obj, old)
+	copyStatusAnnotations(obj.(*apisv1alpha1.APIBinding), old.(*apisv1alpha1.APIBinding))
+}
+
+// statusAnnotations keep the v1alpha2 form of status claims (see package
+// v1alpha2): they go with the status, not with the metadata.
+var statusAnnotations = []string{apisv1alpha2.StatusPermissionClaimsAnnotation, apisv1alpha2.StatusAppliedClaimsAnnotation}
+
+// copyStatusAnnotations sets the status annotations of to those of from.
+func copyStatusAnnotations(to, from *apisv1alpha1.APIBinding) {
+	for _, key := range statusAnnotations {
+		v, ok := from.Annotations[key]
+		switch {
+		case ok && to.Annotations == nil:
+			to.Annotations = map[string]string{key: v}
+		case ok:
+			to.Annotations[key] = v
+		default:
+			delete(to.Annotations, key)
+		}
+	}
+	if len(to.Annotations) == 0 {
+		to.Annotations = nil
+	}
 }
 
 // convertReference turns workspace{path, exportName}, the older form of
@@ -88,13 +113,15 @@ func convertReference(ref *apisv1alpha1.BindingReference) {
 // converted.
 func validate(b *apisv1alpha1.APIBinding) field.ErrorList {
 	errs := validation.ValidateObjectMeta(&b.ObjectMeta, false, validation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(errs, validateSpec(&b.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateSpec(&b.Spec, field.NewPath("spec"))...)
+	return append(errs, apiexports.ValidateBindingV1alpha2(b)...)
 }
 
 // validateUpdate validates an update: the reference cannot change.
 func validateUpdate(b, old *apisv1alpha1.APIBinding) field.ErrorList {
 	errs := validation.ValidateObjectMetaUpdate(&b.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, validateSpec(&b.Spec, field.NewPath("spec"))...)
+	errs = append(errs, apiexports.ValidateBindingV1alpha2(b)...)
 	if !apiequality.Semantic.DeepEqual(b.Spec.Reference, old.Spec.Reference) {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "reference"), "object", apiexports.ReferenceImmutable))
 	}
@@ -143,9 +170,12 @@ func (s statusStrategy) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set
 }
 
 // PrepareForUpdate keeps the stored spec and metadata, except the managed
-// fields the write changed.
+// fields the write changed and the annotations that keep the v1alpha2 form
+// of the status.
 func (s statusStrategy) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	written := obj.(*apisv1alpha1.APIBinding).DeepCopy()
 	s.PrepareForStatusUpdate(ctx, obj, old)
+	copyStatusAnnotations(obj.(*apisv1alpha1.APIBinding), written)
 }
 
 // phases are the phases of a binding; "" until the controller first sees it.

@@ -1,4 +1,5 @@
-// Package apiexports serves apis.kcp.io/v1alpha1 APIExports: the sets of
+// Package apiexports serves apis.kcp.io/v1alpha1 (and, converted by the
+// scheme, v1alpha2) APIExports: the sets of
 // APIResourceSchemas a provider's logical cluster offers for binding, with
 // the identity their objects are stored under and the permission claims
 // the provider asks consumers to accept.
@@ -29,6 +30,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	apisv1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
 	"github.com/tessera-dev/tessera/shard/registry/apis/apiresourceschemas"
 	"github.com/tessera-dev/tessera/shard/registry/store"
 )
@@ -40,7 +42,7 @@ type strategy struct {
 }
 
 func newStrategy(typer runtime.ObjectTyper) strategy {
-	return strategy{store.NewWithStatus(store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate), apisv1alpha1.SchemeGroupVersion, parts)}
+	return strategy{store.NewWithStatus(store.NewStrategy(typer, store.ClusterScoped, validate, validateUpdate), apisv1alpha1.SchemeGroupVersion, parts).AlsoServedAs(apisv1alpha2.SchemeGroupVersion)}
 }
 
 // parts returns the metadata, spec and status of an APIExport.
@@ -51,14 +53,16 @@ func parts(e *apisv1alpha1.APIExport) (*metav1.ObjectMeta, *apisv1alpha1.APIExpo
 // validate validates a new export.
 func validate(e *apisv1alpha1.APIExport) field.ErrorList {
 	errs := validation.ValidateObjectMeta(&e.ObjectMeta, false, validation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(errs, validateSpec(&e.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateSpec(&e.Spec, field.NewPath("spec"))...)
+	return append(errs, validateV1alpha2(e)...)
 }
 
 // validateUpdate validates an update. The spec may change: new schemas
 // and claims reach new bindings only.
 func validateUpdate(e, old *apisv1alpha1.APIExport) field.ErrorList {
 	errs := validation.ValidateObjectMetaUpdate(&e.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	return append(errs, validateSpec(&e.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateSpec(&e.Spec, field.NewPath("spec"))...)
+	return append(errs, validateV1alpha2(e)...)
 }
 
 // validateSpec validates the spec of an export:

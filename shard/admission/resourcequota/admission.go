@@ -72,7 +72,7 @@ type Dependencies struct {
 	// namespace. Only namespaces that do have quotas the informer has not
 	// seen yet are listed.
 	Count func(ctx context.Context, cluster logicalcluster.Name, namespace string) (int64, error)
-	Stop      <-chan struct{}
+	Stop  <-chan struct{}
 }
 
 // Plugin is the ResourceQuota admission plugin of a shard.

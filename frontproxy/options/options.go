@@ -33,10 +33,15 @@ type Options struct {
 	// RootKubeconfig is an admin kubeconfig of the root shard: Shard
 	// objects and workspaces of root are read with it.
 	RootKubeconfig string
+	// RootKubeconfigContext selects a context of RootKubeconfig; its
+	// current context when empty.
+	RootKubeconfigContext string
 	// ShardsKubeconfig holds the credentials (and CA) used to read
 	// workspaces on every shard, whose address replaces the server;
 	// RootKubeconfig's when empty.
 	ShardsKubeconfig string
+	// ShardsKubeconfigContext selects a context of ShardsKubeconfig.
+	ShardsKubeconfigContext string
 
 	// ShardClientCertFile and ShardClientKeyFile are the client
 	// certificate the proxy presents to shards with the user in
@@ -83,7 +88,9 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs = fss.FlagSet("shards")
 	fs.StringVar(&o.RootDirectory, "root-directory", o.RootDirectory, "Directory for generated files: the self-signed serving certificate when --tls-cert-file is not given.")
 	fs.StringVar(&o.RootKubeconfig, "root-kubeconfig", o.RootKubeconfig, "Admin kubeconfig of the root shard, used to read Shard objects and to resolve workspace paths (required).")
+	fs.StringVar(&o.RootKubeconfigContext, "root-kubeconfig-context", o.RootKubeconfigContext, "Context of --root-kubeconfig to use (default: its current context). Its user must be a shard admin (system:masters), who alone may watch Workspaces across logical clusters; for `tessera start`, the shard-base context of .tessera/admin.kubeconfig.")
 	fs.StringVar(&o.ShardsKubeconfig, "shards-kubeconfig", o.ShardsKubeconfig, "Kubeconfig with the credentials and CA used to read workspaces on every shard; its server is replaced by each shard's base URL (default: --root-kubeconfig's).")
+	fs.StringVar(&o.ShardsKubeconfigContext, "shards-kubeconfig-context", o.ShardsKubeconfigContext, "Context of --shards-kubeconfig to use (default: its current context).")
 	fs.StringVar(&o.ShardClientCertFile, "shard-client-cert-file", o.ShardClientCertFile, "Client certificate the proxy presents to shards when it passes the user on in X-Remote-* headers; its common name must be in the shards' --requestheader-allowed-names (required).")
 	fs.StringVar(&o.ShardClientKeyFile, "shard-client-key-file", o.ShardClientKeyFile, "Key of --shard-client-cert-file (required).")
 	fs.StringVar(&o.ShardCAFile, "shard-ca-file", o.ShardCAFile, "CA bundle that verifies the shards' serving certificates (required).")

@@ -74,7 +74,8 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		auth.Certificates = x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion)
 	}
 
-	root, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.RootKubeconfig}, nil).ClientConfig()
+	root, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.RootKubeconfig},
+		&clientcmd.ConfigOverrides{CurrentContext: o.RootKubeconfigContext}).ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("--root-kubeconfig: %w", err)
 	}
@@ -83,7 +84,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		// The server is replaced by each shard's address; an https one
 		// makes the CA be loaded.
 		shards, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.ShardsKubeconfig},
-			&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: "https://shard.invalid"}}).ClientConfig()
+			&clientcmd.ConfigOverrides{CurrentContext: o.ShardsKubeconfigContext, ClusterInfo: clientcmdapi.Cluster{Server: "https://shard.invalid"}}).ClientConfig()
 		if err != nil {
 			return nil, fmt.Errorf("--shards-kubeconfig: %w", err)
 		}

@@ -152,6 +152,36 @@ func TestFrontProxy(t *testing.T) {
 		}
 	})
 
+	t.Run("a service account token is passed on for the shard to check", func(t *testing.T) {
+		kube := e.kube(t, teamCluster)
+		if _, err := kube.CoreV1().ServiceAccounts("default").Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var token string
+		eventually(t, 30*time.Second, "a token for the service account", func(ctx context.Context) (bool, error) {
+			tr, err := kube.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			token = tr.Status.Token
+			return true, nil
+		})
+		e.grantAccess(t, teamCluster, "system:serviceaccount:default:robot")
+		anonymous := e.httpClient(t, nil)
+		bearer := http.Header{"Authorization": {"Bearer " + token}}
+		code, body := e.do(t, anonymous, http.MethodPost, "/clusters/root:org:team/apis/authentication.k8s.io/v1/selfsubjectreviews", bearer, strings.NewReader(selfSubjectReview))
+		if code != http.StatusCreated {
+			t.Fatalf("status %d: %s", code, body)
+		}
+		if u := reviewedUser(t, body); u.Username != "system:serviceaccount:default:robot" {
+			t.Errorf("the shard saw %+v", u)
+		}
+		// The token is only valid in the logical cluster that issued it.
+		if code, body := e.do(t, anonymous, http.MethodGet, "/clusters/root:org/api", bearer, nil); code != http.StatusUnauthorized && code != http.StatusForbidden {
+			t.Errorf("the token in another workspace: status %d, want 401 or 403: %s", code, body)
+		}
+	})
+
 	t.Run("wildcard and system clusters are refused", func(t *testing.T) {
 		for _, p := range []string{"/clusters/*/api/v1/configmaps", "/clusters/%2A/api/v1/configmaps", "/clusters/system:admin/api/v1/configmaps"} {
 			if code, body := e.do(t, aliceClient, http.MethodGet, p, nil, nil); code != http.StatusForbidden {

@@ -181,10 +181,19 @@ func (r *Resolver) removeShardLocked(name string) {
 func (r *Resolver) watchWorkspaces(ctx context.Context, b *backend) {
 	logger := klog.FromContext(ctx).WithValues("shard", b.name, "resource", "workspaces")
 	ctx = klog.NewContext(ctx, logger)
+	// rv is where the last watch got to: a watch that ends (as the shard
+	// ends them after a while) goes on from there without forgetting
+	// anything; one that cannot starts over.
+	var rv string
 	watchLoop(ctx, func(ctx context.Context) (watch.Interface, error) {
 		c, err := kcpclient.NewForConfigAndClient(clusters.WildcardConfig(b.config), b.client)
 		if err != nil {
 			return nil, err
+		}
+		if rv != "" {
+			if w, err := c.Workspaces().Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}); err == nil {
+				return w, nil
+			}
 		}
 		// The list only gives the resourceVersion to watch from: the
 		// Workspaces themselves are not kept.
@@ -196,16 +205,26 @@ func (r *Resolver) watchWorkspaces(ctx context.Context, b *backend) {
 		}
 		// Changes may have been missed while the watch was not running.
 		r.forgetShard(b.name)
-		return c.Workspaces().Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+		rv = list.ResourceVersion
+		return c.Workspaces().Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
 	}, func(ev watch.Event) {
-		if ws, ok := ev.Object.(*tenancyv1alpha1.Workspace); ok && ev.Type != watch.Bookmark {
+		if ev.Type == watch.Error {
+			rv = ""
+			return
+		}
+		ws, ok := ev.Object.(*tenancyv1alpha1.Workspace)
+		if !ok {
+			return
+		}
+		rv = ws.ResourceVersion
+		if ev.Type != watch.Bookmark {
 			r.invalidate(ws)
 		}
 	})
 }
 
 // watchLoop runs watches that start returns until ctx is done, handing
-// every event to handle and starting again, with backoff, when a watch
+// every event (errors included) to handle and starting again, with backoff, when a watch
 // ends or fails.
 func watchLoop(ctx context.Context, start func(context.Context) (watch.Interface, error), handle func(watch.Event)) {
 	logger := klog.FromContext(ctx)
@@ -249,10 +268,10 @@ func drain(ctx context.Context, w watch.Interface, handle func(watch.Event)) err
 				}
 				return nil
 			}
+			handle(ev)
 			if ev.Type == watch.Error {
 				return fmt.Errorf("watch error: %v", ev.Object)
 			}
-			handle(ev)
 		}
 	}
 }

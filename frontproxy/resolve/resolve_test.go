@@ -45,7 +45,7 @@ func workspace(parent, name, cluster, shard string) tenancyv1alpha1.Workspace {
 	return tenancyv1alpha1.Workspace{
 		TypeMeta: metav1.TypeMeta{APIVersion: "tenancy.kcp.io/v1alpha1", Kind: "Workspace"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-			logicalcluster.AnnotationKey:                 parent,
+			logicalcluster.AnnotationKey:                parent,
 			tenancyv1alpha1.WorkspaceShardAnnotationKey: shard,
 		}},
 		Spec: tenancyv1alpha1.WorkspaceSpec{Cluster: cluster},

@@ -228,6 +228,9 @@ func rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.Path = rt.url.Path
 	pr.Out.URL.RawPath = rt.url.RawPath
 	pr.Out.Host = ""
+	// X-Forwarded-For carries the client's address into the shard's audit
+	// log; what the client sent in X-Forwarded-* is replaced.
+	pr.SetXForwarded()
 	if rt.user != nil {
 		rt.headers.set(pr.Out.Header, rt.user)
 		// The user is asserted; the client's credentials stay here.

@@ -118,6 +118,7 @@ type seen struct {
 	Authorization string
 	Impersonate   string
 	ClientCert    string
+	ForwardedFor  string
 }
 
 // backend is an HTTPS server standing in for a shard: it reports what it
@@ -152,7 +153,8 @@ func backend(t *testing.T, serving *ca, clients *ca, release <-chan struct{}) *h
 			return
 		}
 		s := seen{Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, User: r.Header.Get("X-Remote-User"), Groups: r.Header.Values("X-Remote-Group"),
-			Authorization: r.Header.Get("Authorization"), Impersonate: r.Header.Get("Impersonate-User"), Extra: map[string][]string{}}
+			Authorization: r.Header.Get("Authorization"), Impersonate: r.Header.Get("Impersonate-User"), Extra: map[string][]string{},
+			ForwardedFor: strings.Join(r.Header.Values("X-Forwarded-For"), ",")}
 		for k, v := range r.Header {
 			if strings.HasPrefix(k, "X-Remote-Extra-") {
 				s.Extra[k] = v
@@ -276,7 +278,7 @@ func TestHandler(t *testing.T) {
 	alice := f.users.issue(t, "alice", []string{"team", "system:masters"}, x509.ExtKeyUsageClientAuth)
 	aliceClient := f.client(t, &alice, true)
 	anonymous := f.client(t, nil, true)
-	forged := http.Header{"X-Remote-User": {"admin"}, "X-Remote-Group": {"system:masters"}, "X-Remote-Extra-Scopes": {"x"}, "x-remote-extra-other": {"y"}}
+	forged := http.Header{"X-Forwarded-For": {"10.1.2.3"}, "X-Remote-User": {"admin"}, "X-Remote-Group": {"system:masters"}, "X-Remote-Extra-Scopes": {"x"}, "x-remote-extra-other": {"y"}}
 
 	tests := []struct {
 		name    string
@@ -322,6 +324,9 @@ func TestHandler(t *testing.T) {
 			if got.Path != tt.want.Path || got.Query != tt.want.Query || got.User != tt.want.User || !slices.Equal(got.Groups, tt.want.Groups) ||
 				got.Authorization != tt.want.Authorization || got.Impersonate != tt.want.Impersonate || got.ClientCert != tt.want.ClientCert {
 				t.Errorf("backend saw %+v, want %+v", got, *tt.want)
+			}
+			if got.ForwardedFor != "127.0.0.1" {
+				t.Errorf("X-Forwarded-For %q, want the client's address alone", got.ForwardedFor)
 			}
 			for k := range got.Extra {
 				if !strings.EqualFold(k, "X-Remote-Extra-Authentication.kubernetes.io%2Fcredential-Id") {

@@ -203,6 +203,9 @@ func (r *Resolver) Resolve(ctx context.Context, p logicalcluster.Path) (Target, 
 	var shard string
 	if segments[0] == string(logicalcluster.Root) {
 		cluster, shard = logicalcluster.Root, r.RootShard()
+		if shard == "" {
+			return Target{}, &UnavailableError{Shard: "root", Err: errors.New("the root shard has not been reached yet")}
+		}
 	} else {
 		e, err := r.locate(ctx, logicalcluster.Name(segments[0]))
 		if err != nil {

@@ -104,7 +104,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transport to the shards: %w", err)
 	}
-	mappings, err := loadMappings(o.MappingFile)
+	mappings, err := LoadMappings(o.MappingFile)
 	if err != nil {
 		return nil, err
 	}
@@ -169,10 +169,10 @@ type mapping struct {
 	ExtraHeaderPrefix string `json:"extra_header_prefix,omitempty"`
 }
 
-// loadMappings reads the /services/ entries of a mapping file. Entries for
+// LoadMappings reads the /services/ entries of a mapping file. Entries for
 // /clusters/ and / (which kcp's files carry for its shard routing) are
 // skipped: shards are found through their Shard objects.
-func loadMappings(file string) ([]proxy.Mapping, error) {
+func LoadMappings(file string) ([]proxy.Mapping, error) {
 	if file == "" {
 		return nil, nil
 	}

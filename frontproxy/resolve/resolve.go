@@ -136,6 +136,11 @@ type backend struct {
 	config  *rest.Config
 	client  *http.Client
 	cancel  context.CancelFunc
+	// watching is true while the watch of the shard's Workspaces runs:
+	// only then are answers read from the shard cached, so that a shard
+	// whose watch cannot run is asked every time rather than answered
+	// from a cache nothing invalidates.
+	watching atomic.Bool
 }
 
 // New returns a Resolver; Run starts it.
@@ -250,7 +255,7 @@ func (r *Resolver) hop(ctx context.Context, parent logicalcluster.Name, shard, n
 		e.cluster = logicalcluster.Name(ws.Spec.Cluster)
 		e.shard = ws.Annotations[tenancyv1alpha1.WorkspaceShardAnnotationKey]
 	}
-	if r.seq.Load() == seq {
+	if r.seq.Load() == seq && b.watching.Load() {
 		r.cache.Add(key, e, r.ttl)
 	}
 	return found(e)
@@ -286,6 +291,10 @@ func (r *Resolver) locate(ctx context.Context, name logicalcluster.Name) (entry,
 		}()
 	}
 	e := entry{cluster: name}
+	watching := true
+	for _, b := range backends {
+		watching = watching && b.watching.Load()
+	}
 	var unavailable error
 	for range backends {
 		a := <-answers
@@ -300,7 +309,7 @@ func (r *Resolver) locate(ctx context.Context, name logicalcluster.Name) (entry,
 		// The logical cluster may be on the shard that did not answer.
 		return entry{}, unavailable
 	}
-	if r.seq.Load() == seq {
+	if r.seq.Load() == seq && watching {
 		r.cache.Add(key, e, r.ttl)
 	}
 	return found(e)

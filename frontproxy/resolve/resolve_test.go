@@ -65,6 +65,10 @@ func newTestResolver(t *testing.T, fake http.Handler, size int) *Resolver {
 	r.rootShard = "one"
 	r.setShard("one", srv.URL)
 	r.setShard("two", srv.URL)
+	// As if their watches ran.
+	for _, b := range r.backends {
+		b.watching.Store(true)
+	}
 	r.lastRefresh = time.Now().Add(time.Hour) // no reads of Shard objects
 	return r
 }
@@ -142,6 +146,20 @@ func TestResolve(t *testing.T) {
 			t.Errorf("got %+v, %v; want c-team2", got, err)
 		}
 	})
+}
+
+func TestNoCachingWithoutWatch(t *testing.T) {
+	fake := &fakeShard{workspaces: map[string]tenancyv1alpha1.Workspace{"root:org": workspace("root", "org", "c-org", "one")}}
+	r := newTestResolver(t, fake, 100)
+	r.backends["one"].watching.Store(false)
+	for range 2 {
+		if _, err := r.Resolve(t.Context(), logicalcluster.NewPath("root:org")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := fake.reads.Load(); n != 2 {
+		t.Errorf("%d reads, want 2: a shard whose watch does not run is asked every time", n)
+	}
 }
 
 func TestCacheIsBounded(t *testing.T) {

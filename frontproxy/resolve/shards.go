@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -48,7 +49,7 @@ func (r *Resolver) Run(ctx context.Context) {
 		case watch.Deleted:
 			r.removeShard(s.Name)
 		}
-	})
+	}, func() {})
 	r.mu.Lock()
 	for name := range r.backends {
 		r.removeShardLocked(name)
@@ -192,6 +193,7 @@ func (r *Resolver) watchWorkspaces(ctx context.Context, b *backend) {
 		}
 		if rv != "" {
 			if w, err := c.Workspaces().Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}); err == nil {
+				b.watching.Store(true)
 				return w, nil
 			}
 		}
@@ -206,7 +208,11 @@ func (r *Resolver) watchWorkspaces(ctx context.Context, b *backend) {
 		// Changes may have been missed while the watch was not running.
 		r.forgetShard(b.name)
 		rv = list.ResourceVersion
-		return c.Workspaces().Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		w, err := c.Workspaces().Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+		if err == nil {
+			b.watching.Store(true)
+		}
+		return w, err
 	}, func(ev watch.Event) {
 		if ev.Type == watch.Error {
 			rv = ""
@@ -220,22 +226,26 @@ func (r *Resolver) watchWorkspaces(ctx context.Context, b *backend) {
 		if ev.Type != watch.Bookmark {
 			r.invalidate(ws)
 		}
-	})
+	}, func() { b.watching.Store(false) })
 }
 
 // watchLoop runs watches that start returns until ctx is done, handing
 // every event (errors included) to handle and starting again, with backoff, when a watch
 // ends or fails.
-func watchLoop(ctx context.Context, start func(context.Context) (watch.Interface, error), handle func(watch.Event)) {
+func watchLoop(ctx context.Context, start func(context.Context) (watch.Interface, error), handle func(watch.Event), stopped func()) {
 	logger := klog.FromContext(ctx)
 	const minDelay, maxDelay = 100 * time.Millisecond, 10 * time.Second
 	delay := minDelay
 	for ctx.Err() == nil {
 		w, err := start(ctx)
-		if err != nil {
+		switch {
+		case apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err):
+			logger.Error(err, "Cannot watch: the front-proxy's credentials for this shard are not a shard admin's", "retryIn", delay)
+		case err != nil:
 			logger.V(2).Info("Starting a watch failed", "err", err, "retryIn", delay)
-		} else {
+		default:
 			err = drain(ctx, w, handle)
+			stopped()
 			if err == nil {
 				delay = minDelay
 			}

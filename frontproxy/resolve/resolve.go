@@ -11,6 +11,11 @@
 // clusters, evicts the hops a created, changed or deleted Workspace touches,
 // so nothing is kept per workspace beyond the bounded cache and nothing is
 // started per workspace.
+//
+// Cache audit (DESIGN 1.6): answers are read with the proxy's shard-admin
+// credentials and keyed by logical cluster and workspace name; they say
+// where a path is served, not who may use it, so they are shared by all
+// users. Whether a user may use the workspace is decided by its shard.
 package resolve
 
 import (

@@ -127,7 +127,8 @@ func start(t *testing.T, cacheTTL time.Duration) *env {
 	proxyClients := newSigner(t, "front-proxy-clients")
 	serving := newSigner(t, "front-proxy-serving")
 
-	s := framework.StartShard(t, framework.WithRequestHeader(proxyClients.caFile(t), "front-proxy"))
+	proxyClientsCA := proxyClients.caFile(t)
+	s := framework.StartShard(t, framework.WithRequestHeader(proxyClientsCA, "front-proxy"))
 
 	o := options.NewOptions()
 	o.RootDirectory = t.TempDir()

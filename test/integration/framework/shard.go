@@ -38,6 +38,16 @@ type Shard struct {
 // Option changes the options of a shard before it starts.
 type Option func(*options.Options)
 
+// WithRequestHeader makes the shard believe the users a front-proxy
+// asserts in X-Remote-* headers, when the proxy presents a client
+// certificate that caFile verifies and whose common name is in names.
+func WithRequestHeader(caFile string, names ...string) Option {
+	return func(o *options.Options) {
+		o.Authentication.RequestHeader.ClientCAFile = caFile
+		o.Authentication.RequestHeader.AllowedNames = names
+	}
+}
+
 // StartShard starts a shard with embedded etcd in a temporary root directory
 // and stops it when the test ends.
 func StartShard(t testing.TB, opts ...Option) *Shard {

@@ -88,6 +88,14 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	serving := genericoptions.NewSecureServingOptions().WithLoopback()
 	serving.BindAddress = net.ParseIP(o.BindAddress)
 	serving.BindPort = o.SecurePort
+	if o.SecurePort == 0 {
+		// A free port: the generic options would not serve at all.
+		ln, port, err := genericoptions.CreateListener("tcp", net.JoinHostPort(o.BindAddress, "0"), net.ListenConfig{})
+		if err != nil {
+			return nil, fmt.Errorf("secure serving: %w", err)
+		}
+		serving.Listener, serving.BindPort = ln, port
+	}
 	serving.ServerCert.CertKey = genericoptions.CertKey{CertFile: c.Files.Serving.CertFile, KeyFile: c.Files.Serving.KeyFile}
 	if err := serving.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, fmt.Errorf("secure serving: %w", err)

@@ -512,3 +512,41 @@ func do(t *testing.T, cfg *rest.Config, method, path, body string) (int, string)
 	}
 	return resp.StatusCode, strings.Join(strings.Fields(b.String()), "")
 }
+
+func TestWatchListBookmark(t *testing.T) {
+	s := newTestServer(t)
+	ctx := t.Context()
+	for _, n := range []string{"a1", "a2"} {
+		if _, err := s.dynamic("a", "x").Resource(apiExports).Create(ctx, apiExport(n, "x"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send := true
+	w, err := s.dynamic("*", "*").Resource(apiExports).Watch(ctx, metav1.ListOptions{
+		SendInitialEvents:    &send,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		AllowWatchBookmarks:  true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var got []string
+	timeout := time.After(30 * time.Second)
+	for len(got) < 3 {
+		select {
+		case e := <-w.ResultChan():
+			u := e.Object.(*unstructured.Unstructured)
+			if e.Type == watch.Bookmark {
+				got = append(got, fmt.Sprintf("BOOKMARK %s", u.GetAnnotations()[metav1.InitialEventsAnnotationKey]))
+				continue
+			}
+			got = append(got, fmt.Sprintf("%s %s", e.Type, u.GetName()))
+		case <-timeout:
+			t.Fatalf("got %q", got)
+		}
+	}
+	if diff := cmp.Diff([]string{"ADDED a1", "ADDED a2", "BOOKMARK true"}, got); diff != "" {
+		t.Errorf("watch-list events (-want +got):\n%s", diff)
+	}
+}

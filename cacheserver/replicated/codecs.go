@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/runtime/serializer/versioning"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
 // Codecs is the NegotiatedSerializer of the cache server's endpoints:
@@ -31,7 +32,7 @@ func NewCodecs(resources []Resource) *Codecs {
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	metav1.AddToGroupVersion(scheme, metav1.SchemeGroupVersion)
-	utilruntimeMust(metav1.AddMetaToScheme(scheme))
+	utilruntime.Must(metav1.AddMetaToScheme(scheme))
 	seen := map[schema.GroupVersion]bool{}
 	for _, r := range resources {
 		if gv := r.GroupVersion(); !seen[gv] {
@@ -73,12 +74,6 @@ func NewCodecs(resources []Resource) *Codecs {
 		},
 	}
 	return c
-}
-
-func utilruntimeMust(err error) {
-	if err != nil {
-		panic(err)
-	}
 }
 
 // Scheme holds the meta kinds.

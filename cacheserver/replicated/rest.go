@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apiextensions-apiserver/pkg/crdserverscheme"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1validation "k8s.io/apimachinery/pkg/api/validation"
@@ -63,7 +64,7 @@ func NewREST(r Resource, optsGetter generic.RESTOptionsGetter) (*REST, error) {
 	gvk := r.GroupVersionKind()
 	prefix := shardstorage.ResourcePrefix(gr)
 	s := &REST{resource: r}
-	strategy := strategy{typer: NewCodecs(nil).Typer()}
+	strategy := strategy{typer: crdserverscheme.NewUnstructuredObjectTyper()}
 	s.Store = &genericregistry.Store{
 		NewFunc: func() runtime.Object {
 			u := &unstructured.Unstructured{}

@@ -17,12 +17,16 @@ const mastersGroup = user.SystemPrivilegedGroup
 // mastersOnly allows everything to members of system:masters and nothing
 // to anyone else: the cache server holds replicas for shards, not for
 // users.
-var mastersOnly authorizer.Authorizer = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+func mastersOnly() authorizer.Authorizer {
+	return authorizer.AuthorizerFunc(authorizeMasters)
+}
+
+func authorizeMasters(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 	if u := a.GetUser(); u != nil && slices.Contains(u.GetGroups(), mastersGroup) {
 		return authorizer.DecisionAllow, "", nil
 	}
 	return authorizer.DecisionDeny, "only members of " + mastersGroup + " may use the cache server", nil
-})
+}
 
 // withAuthenticatedGroup adds system:authenticated to every authenticated
 // user, as Kubernetes does.

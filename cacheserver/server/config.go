@@ -115,7 +115,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		return nil, err
 	}
 	gc.Authentication.Authenticator = withAuthenticatedGroup(x509.NewDynamic(clientCA.VerifyOptions, x509.CommonNameUserConversion))
-	gc.Authorization.Authorizer = mastersOnly
+	gc.Authorization.Authorizer = mastersOnly()
 
 	// Discovery is the cache server's own, per shard and cluster (see
 	// apiHandler); nothing is served at the bare /apis.

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -132,24 +133,28 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.fail(w, req, replicated.WildcardRefusal(gvr.GroupResource(), sc, info.Verb))
 		return
 	}
+	var f http.HandlerFunc
 	switch info.Verb {
 	case "get":
-		handlers.GetResource(e.store, e.scope)(w, req)
+		f = handlers.GetResource(e.store, e.scope)
 	case "list":
-		handlers.ListResource(e.store, e.store, e.scope, false, h.minRequestTimeout)(w, req)
+		f = handlers.ListResource(e.store, e.store, e.scope, false, h.minRequestTimeout)
 	case "watch":
-		handlers.ListResource(e.store, e.store, e.scope, true, h.minRequestTimeout)(w, req)
+		f = handlers.ListResource(e.store, e.store, e.scope, true, h.minRequestTimeout)
 	case "create":
-		h.create(w, req, e)
+		f = func(w http.ResponseWriter, req *http.Request) { h.create(w, req, e) }
 	case "update":
-		h.update(w, req, e, info.Name)
+		f = func(w http.ResponseWriter, req *http.Request) { h.update(w, req, e, info.Name) }
 	case "delete":
-		handlers.DeleteResource(e.store, true, e.scope, nil)(w, req)
+		f = handlers.DeleteResource(e.store, true, e.scope, nil)
 	case "deletecollection":
-		handlers.DeleteCollection(e.store, true, e.scope, nil)(w, req)
+		f = handlers.DeleteCollection(e.store, true, e.scope, nil)
 	default:
 		h.fail(w, req, apierrors.NewMethodNotSupported(gvr.GroupResource(), info.Verb))
+		return
 	}
+	metrics.InstrumentHandlerFunc(strings.ToUpper(info.Verb), info.APIGroup, info.APIVersion, info.Resource, "",
+		metrics.CleanScope(info), metrics.APIServerComponent, false, "", f)(w, req)
 }
 
 // create stores the body as written. The stock create handler is not used:

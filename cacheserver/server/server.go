@@ -121,7 +121,7 @@ func (s *Server) requestScope(r replicated.Resource, store *replicated.REST) *ha
 		Defaulter:                codecs.Scheme(),
 		Typer:                    codecs.Typer(),
 		UnsafeConvertor:          codecs.Converter(),
-		Authorizer:               mastersOnly,
+		Authorizer:               mastersOnly(),
 		EquivalentResourceMapper: runtime.NewEquivalentResourceRegistry(),
 		TableConvertor:           store.TableConvertor,
 		Resource:                 r.GroupVersionResource,

@@ -29,6 +29,8 @@ type testServer struct {
 	config *server.Config
 	cancel context.CancelFunc
 	done   chan error
+	// admin is the TLS configuration of a system:masters client.
+	admin rest.TLSClientConfig
 }
 
 // etcdPorts are the embedded etcd's ports, kept across restarts.
@@ -51,12 +53,22 @@ func freeEtcdPorts(t *testing.T) etcdPorts {
 // it is stopped when the test ends, unless stop is called first.
 func startServer(t *testing.T, root string, ports etcdPorts) *testServer {
 	t.Helper()
+	return startServerWith(t, root, ports, nil, nil)
+}
+
+// startServerWith is startServer with changed options, and admin's TLS
+// configuration instead of the generated CA and admin certificate.
+func startServerWith(t *testing.T, root string, ports etcdPorts, change func(*options.Options), admin *rest.TLSClientConfig) *testServer {
+	t.Helper()
 	o := options.NewOptions()
 	o.RootDirectory = root
 	o.SecurePort = 0
 	o.EmbeddedEtcdClientPort = ports.client
 	o.EmbeddedEtcdPeerPort = ports.peer
 	o.EmbeddedEtcdUnsafeNoFsync = true
+	if change != nil {
+		change(o)
+	}
 	completed, err := o.Complete()
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +87,11 @@ func startServer(t *testing.T, root string, ports etcdPorts) *testServer {
 		t.Fatal(err)
 	}
 	ts := &testServer{t: t, config: cfg, cancel: cancel, done: make(chan error, 1)}
+	if admin != nil {
+		ts.admin = *admin
+	} else {
+		ts.admin = rest.TLSClientConfig{CAFile: cfg.Files.CA.CertFile, CertFile: cfg.Files.Admin.CertFile, KeyFile: cfg.Files.Admin.KeyFile}
+	}
 	go func() { ts.done <- s.Run(ctx) }()
 	t.Cleanup(ts.stop)
 	ts.waitReady()
@@ -127,14 +144,10 @@ func (s *testServer) waitReady() {
 // restConfig is the admin's configuration for path below the server URL.
 func (s *testServer) restConfig(path string) *rest.Config {
 	return &rest.Config{
-		Host: s.config.ServerURL + path,
-		TLSClientConfig: rest.TLSClientConfig{
-			CAFile:   s.config.Files.CA.CertFile,
-			CertFile: s.config.Files.Admin.CertFile,
-			KeyFile:  s.config.Files.Admin.KeyFile,
-		},
-		QPS:   -1,
-		Burst: -1,
+		Host:            s.config.ServerURL + path,
+		TLSClientConfig: s.admin,
+		QPS:             -1,
+		Burst:           -1,
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,7 +24,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/tessera-dev/tessera/cacheserver/options"
 	"github.com/tessera-dev/tessera/cacheserver/server"
+	"github.com/tessera-dev/tessera/shard/certs"
+	"github.com/tessera-dev/tessera/shard/etcd/etcdtest"
 )
 
 func TestCRUD(t *testing.T) {
@@ -139,7 +145,7 @@ func TestWildcards(t *testing.T) {
 	put("a", "x", "ax")
 	put("a", "y", "ay")
 	put("b", "x", "bx")
-	// Same name in another shard, and a shard whose name is a prefix.
+	// The same name in a shard whose name has "a" as a prefix.
 	put("ab", "x", "ax")
 
 	for _, tc := range []struct {
@@ -277,7 +283,7 @@ func TestAuthentication(t *testing.T) {
 		{"no certificate", &rest.Config{Host: s.config.ServerURL, TLSClientConfig: rest.TLSClientConfig{CAFile: s.config.Files.CA.CertFile}}, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, p := range []string{path, "/readyz", server.ScopeURL("*", "*") + "/apis"} {
+			for _, p := range []string{path, "/readyz", "/livez", "/healthz", server.ScopeURL("*", "*") + "/apis"} {
 				code, body := get(t, tc.config, p)
 				want := tc.want
 				if code != want {
@@ -548,5 +554,66 @@ func TestWatchListBookmark(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"ADDED a1", "ADDED a2", "BOOKMARK true"}, got); diff != "" {
 		t.Errorf("watch-list events (-want +got):\n%s", diff)
+	}
+}
+
+// TestExternalEtcdAndCA runs the cache server on an external etcd, with a
+// serving certificate and a client CA of its own: nothing is generated,
+// clients of the given CA in system:masters are let in, and replicas are
+// stored under /cache/<group>/<resource>/<shard>/<cluster>/<name>.
+func TestExternalEtcdAndCA(t *testing.T) {
+	dir := t.TempDir()
+	caPair := certs.Pair{CertFile: filepath.Join(dir, "ca.crt"), KeyFile: filepath.Join(dir, "ca.key")}
+	ca, caKey, err := certs.EnsureCA(caPair)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving := certs.Pair{CertFile: filepath.Join(dir, "serving.crt"), KeyFile: filepath.Join(dir, "serving.key")}
+	if err := certs.EnsureServing(serving, ca, caKey, []string{"127.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	admin := certs.Pair{CertFile: filepath.Join(dir, "shard.crt"), KeyFile: filepath.Join(dir, "shard.key")}
+	if err := certs.EnsureClient(admin, ca, caKey, "system:shard:root", []string{"system:masters"}); err != nil {
+		t.Fatal(err)
+	}
+	etcdURL := etcdtest.Start(t)
+	root := filepath.Join(dir, "root")
+	s := startServerWith(t, root, etcdPorts{}, func(o *options.Options) {
+		o.EtcdServers = []string{etcdURL}
+		o.TLSCertFile, o.TLSPrivateKeyFile = serving.CertFile, serving.KeyFile
+		o.ClientCAFile = caPair.CertFile
+	}, &rest.TLSClientConfig{CAFile: caPair.CertFile, CertFile: admin.CertFile, KeyFile: admin.KeyFile})
+
+	ctx := t.Context()
+	if _, err := s.dynamic("root", "root:org").Resource(apiExports).Create(ctx, apiExport("e", "root:org"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcdURL}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	resp, err := client.Get(ctx, "/cache/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, kv := range resp.Kvs {
+		keys = append(keys, string(kv.Key))
+	}
+	if diff := cmp.Diff([]string{"/cache/apis.kcp.io/apiexports/root/root:org/e"}, keys); diff != "" {
+		t.Errorf("etcd keys (-want +got):\n%s", diff)
+	}
+	for _, f := range []string{"certs", "cache.kubeconfig", "etcd-server"} {
+		if _, err := os.Stat(filepath.Join(root, f)); !os.IsNotExist(err) {
+			t.Errorf("%s was created in the root directory (%v)", f, err)
+		}
+	}
+	// A client of the generated CA of another cache server is not let in.
+	other := newTestServer(t)
+	foreign := s.restConfig("")
+	foreign.CertFile, foreign.KeyFile = other.config.Files.Admin.CertFile, other.config.Files.Admin.KeyFile
+	if code, body := get(t, foreign, "/readyz"); code != http.StatusUnauthorized {
+		t.Errorf("foreign client certificate: got %d %s, want 401", code, body)
 	}
 }

@@ -15,8 +15,8 @@
 //	completed, _ := o.Complete()
 //	errs := completed.Validate()
 //	cfg, _ := server.NewConfig(completed) // certificates, listener
-//	s, _ := cfg.Complete().New(ctx)       // embedded etcd, storage
-//	err := s.Run(ctx)                     // serves until ctx is done
+//	s, _ := cfg.Complete().New(ctx)       // embedded etcd, storage, cache.kubeconfig
+//	err := s.PrepareRun().Run(ctx)        // serves until ctx is done
 package server
 
 import (

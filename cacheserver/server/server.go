@@ -132,11 +132,28 @@ func (s *Server) requestScope(r replicated.Resource, store *replicated.REST) *ha
 	}
 }
 
+// PreparedServer is a Server whose API server is prepared to run.
+type PreparedServer struct {
+	*Server
+	run func(context.Context) error
+}
+
+// PrepareRun installs the health checks and the rest of what serving
+// needs; call it once.
+func (s *Server) PrepareRun() PreparedServer {
+	return PreparedServer{Server: s, run: s.GenericAPIServer.PrepareRun().RunWithContext}
+}
+
 // Run serves until ctx is done, then stops the storage and the embedded
 // etcd.
-func (s *Server) Run(ctx context.Context) error {
+func (s PreparedServer) Run(ctx context.Context) error {
 	defer s.close()
-	return s.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+	return s.run(ctx)
+}
+
+// Run is PrepareRun().Run(ctx).
+func (s *Server) Run(ctx context.Context) error {
+	return s.PrepareRun().Run(ctx)
 }
 
 func (s *Server) close() {

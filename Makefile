@@ -74,7 +74,7 @@ fuzz: ## Run every fuzz target for FUZZ_TIME (10s) beyond its seed corpus
 
 .PHONY: test-unit
 test-unit: ## Run unit tests only
-	$(GO) test -short ./pkg/... ./shard/...
+	$(GO) test -short ./pkg/... ./shard/... ./cacheserver/...
 
 .PHONY: test-integration
 test-integration: kubectl ## Run the integration tests only

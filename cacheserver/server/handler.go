@@ -126,7 +126,7 @@ func (h *apiHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
 	e, ok := h.endpoints[gvr]
 	if !ok || info.Namespace != "" || info.Subresource != "" {
-		h.fail(w, req, notFound(req.URL.Path))
+		h.fail(w, req, notFound(ScopeURL(sc.Shard, string(sc.Cluster))+req.URL.Path))
 		return
 	}
 	if sc.Wildcard() && info.Verb != "list" && info.Verb != "watch" {
@@ -260,7 +260,7 @@ func notFound(path string) error {
 func (h *apiHandler) discovery(w http.ResponseWriter, req *http.Request, sc replicated.Scope) {
 	segments := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
 	if segments[0] != "apis" || len(segments) > 3 || req.Method != http.MethodGet {
-		h.fail(w, req, notFound(req.URL.Path))
+		h.fail(w, req, notFound(ScopeURL(sc.Shard, string(sc.Cluster))+req.URL.Path))
 		return
 	}
 	var groups []metav1.APIGroup
@@ -303,7 +303,7 @@ func (h *apiHandler) discovery(w http.ResponseWriter, req *http.Request, sc repl
 		}
 	}
 	if out == nil {
-		h.fail(w, req, notFound(req.URL.Path))
+		h.fail(w, req, notFound(ScopeURL(sc.Shard, string(sc.Cluster))+req.URL.Path))
 		return
 	}
 	responsewriters.WriteObjectNegotiated(h.codecs, negotiation.DefaultEndpointRestrictions, schema.GroupVersion{Version: "v1"}, w, req, http.StatusOK, out, false)

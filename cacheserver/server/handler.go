@@ -2,13 +2,16 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"time"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
@@ -274,9 +277,17 @@ func (h *apiHandler) discovery(w http.ResponseWriter, req *http.Request, sc repl
 		}
 		groups = append(groups, metav1.APIGroup{Name: r.Group, Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv})
 	}
+	verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "update", "watch"}
+	if sc.Wildcard() {
+		verbs = metav1.Verbs{"list", "watch"}
+	}
 	var out runtime.Object
 	switch len(segments) {
 	case 1:
+		if wantsAggregated(req.Header.Get("Accept")) {
+			h.aggregatedDiscovery(w, verbs)
+			return
+		}
 		out = &metav1.APIGroupList{Groups: groups}
 	case 2:
 		for i := range groups {
@@ -286,10 +297,6 @@ func (h *apiHandler) discovery(w http.ResponseWriter, req *http.Request, sc repl
 		}
 	case 3:
 		gv := schema.GroupVersion{Group: segments[1], Version: segments[2]}
-		verbs := metav1.Verbs{"create", "delete", "deletecollection", "get", "list", "update", "watch"}
-		if sc.Wildcard() {
-			verbs = metav1.Verbs{"list", "watch"}
-		}
 		list := &metav1.APIResourceList{GroupVersion: gv.String(), APIResources: []metav1.APIResource{}}
 		for _, r := range h.resources {
 			if r.GroupVersion() == gv {
@@ -307,4 +314,51 @@ func (h *apiHandler) discovery(w http.ResponseWriter, req *http.Request, sc repl
 		return
 	}
 	responsewriters.WriteObjectNegotiated(h.codecs, negotiation.DefaultEndpointRestrictions, schema.GroupVersion{Version: "v1"}, w, req, http.StatusOK, out, false)
+}
+
+// aggregatedContentType is the media type of aggregated discovery, which
+// kubectl and client-go ask for first.
+const aggregatedContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+// wantsAggregated tells whether an Accept header allows aggregated
+// discovery (apidiscovery.k8s.io/v2).
+func wantsAggregated(accept string) bool {
+	for _, r := range strings.Split(accept, ",") {
+		base, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+		if err == nil && base == runtime.ContentTypeJSON && params["g"] == "apidiscovery.k8s.io" && params["v"] == "v2" && params["as"] == "APIGroupDiscoveryList" {
+			return true
+		}
+	}
+	return false
+}
+
+// aggregatedDiscovery serves /apis as one APIGroupDiscoveryList, so that
+// a client needs no request per group version.
+func (h *apiHandler) aggregatedDiscovery(w http.ResponseWriter, verbs metav1.Verbs) {
+	list := apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/v2"}}
+	for _, r := range h.resources {
+		if n := len(list.Items); n == 0 || list.Items[n-1].Name != r.Group {
+			list.Items = append(list.Items, apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: r.Group}})
+		}
+		g := &list.Items[len(list.Items)-1]
+		if n := len(g.Versions); n == 0 || g.Versions[n-1].Version != r.Version {
+			g.Versions = append(g.Versions, apidiscoveryv2.APIVersionDiscovery{Version: r.Version, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent})
+		}
+		v := &g.Versions[len(g.Versions)-1]
+		v.Resources = append(v.Resources, apidiscoveryv2.APIResourceDiscovery{
+			Resource:         r.Resource,
+			ResponseKind:     &metav1.GroupVersionKind{Group: r.Group, Version: r.Version, Kind: r.Kind},
+			Scope:            apidiscoveryv2.ScopeCluster,
+			SingularResource: r.Singular,
+			Verbs:            verbs,
+		})
+	}
+	body, err := json.Marshal(list)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", aggregatedContentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }

@@ -369,11 +369,18 @@ func TestRefusals(t *testing.T) {
 
 func TestDiscovery(t *testing.T) {
 	s := newTestServer(t)
-	for _, sc := range [][2]string{{"a", "x"}, {"*", "*"}} {
+	for _, tc := range []struct {
+		scope  [2]string
+		legacy bool
+	}{{[2]string{"a", "x"}, false}, {[2]string{"*", "*"}, false}, {[2]string{"a", "x"}, true}, {[2]string{"*", "*"}, true}} {
+		sc := tc.scope
 		d, err := discovery.NewDiscoveryClientForConfig(s.restConfig(server.ScopeURL(sc[0], sc[1])))
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Aggregated discovery (what kubectl asks for first), or one
+		// request per group version.
+		d.UseLegacyDiscovery = tc.legacy
 		_, lists, err := d.ServerGroupsAndResources()
 		if err != nil {
 			t.Fatal(err)
@@ -399,8 +406,29 @@ func TestDiscovery(t *testing.T) {
 			want = append(want, r+" "+verbs)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("discovery at %v (-want +got):\n%s", sc, diff)
+			t.Errorf("discovery at %v, legacy %v (-want +got):\n%s", sc, tc.legacy, diff)
 		}
+	}
+}
+
+func TestAggregatedDiscoveryContentType(t *testing.T) {
+	s := newTestServer(t)
+	client, err := rest.HTTPClientFor(s.restConfig(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.config.ServerURL+server.ScopeURL("a", "x")+"/apis", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", discovery.AcceptV2+","+discovery.AcceptV1)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ok, _ := discovery.ContentTypeIsGVK(resp.Header.Get("Content-Type"), schema.GroupVersionKind{Group: "apidiscovery.k8s.io", Version: "v2", Kind: "APIGroupDiscoveryList"}); !ok || resp.StatusCode != http.StatusOK {
+		t.Errorf("got %d %s, want 200 and aggregated discovery", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 }
 

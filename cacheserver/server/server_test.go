@@ -36,9 +36,17 @@ func TestCRUD(t *testing.T) {
 	exports := s.dynamic("a", "x").Resource(apiExports)
 
 	written := apiExport("e1", "x")
+	written.SetFinalizers([]string{"apis.kcp.io/apiexport"})
+	written.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kcp", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "apis.kcp.io/v1alpha1"}})
 	created, err := exports.Create(ctx, written.DeepCopy(), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if diff := cmp.Diff(written.GetManagedFields(), created.GetManagedFields()); diff != "" {
+		t.Errorf("managed fields not kept as written (-written +created):\n%s", diff)
+	}
+	if diff := cmp.Diff(written.GetFinalizers(), created.GetFinalizers()); diff != "" {
+		t.Errorf("finalizers not kept as written (-written +created):\n%s", diff)
 	}
 	// The metadata the shard wrote is kept; resourceVersion is the cache's.
 	if created.GetUID() != written.GetUID() || created.GetGeneration() != 3 ||

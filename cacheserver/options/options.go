@@ -45,6 +45,10 @@ type Options struct {
 	// EmbeddedEtcdUnsafeNoFsync is for tests and benchmarks.
 	EmbeddedEtcdUnsafeNoFsync bool
 	EmbeddedEtcdLogLevel      string
+
+	// WatchCache serves lists and watches from one watch cache per
+	// replicated resource, for all shards and clusters.
+	WatchCache bool
 }
 
 // NewOptions returns the defaults. The ports are next to a shard's
@@ -57,6 +61,7 @@ func NewOptions() *Options {
 		EmbeddedEtcdClientPort: 2381,
 		EmbeddedEtcdPeerPort:   2382,
 		EmbeddedEtcdLogLevel:   "error",
+		WatchCache:             true,
 	}
 }
 
@@ -84,6 +89,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Loopback port of the embedded etcd's peer endpoint.")
 	fs.BoolVar(&o.EmbeddedEtcdUnsafeNoFsync, "embedded-etcd-unsafe-no-fsync", o.EmbeddedEtcdUnsafeNoFsync, "Disable fsync in the embedded etcd. Loses data on a crash; for tests only.")
 	fs.StringVar(&o.EmbeddedEtcdLogLevel, "embedded-etcd-log-level", o.EmbeddedEtcdLogLevel, "Log level of the embedded etcd: debug, info, warn, error, panic or fatal.")
+	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches from one watch cache per replicated resource, shared by all shards and logical clusters (with periodic watch bookmarks).")
 }
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).

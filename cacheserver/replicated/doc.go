@@ -2,7 +2,10 @@
 // their storage.
 //
 // Every replicated resource has one store for all shards and logical
-// clusters (one etcd3 storage per resource, no watch cache): keys are
+// clusters (one etcd3 storage per resource, and optionally one upstream
+// watch cache per resource in front of it, which keys objects by their
+// kcp.io/shard and kcp.io/cluster annotations and starts with a plain list
+// so that same-named replicas are never merged): keys are
 // /cache/<group>/<resource>/<shard>/<cluster>/<name> (shard/storage's
 // resource prefix, "/<resource>" for the core group), and the shard and
 // cluster of a request come from its context (WithScope). A request for

@@ -18,9 +18,11 @@ const StoragePrefix = "/cache"
 
 // RESTOptionsGetter hands every replicated resource its storage: one etcd3
 // store per resource under Backend (whose prefix should be StoragePrefix),
-// objects encoded as unstructured JSON, no watch cache.
+// objects encoded as unstructured JSON, and with WatchCache one upstream
+// watch cache per resource in front of it.
 type RESTOptionsGetter struct {
-	Backend storagebackend.Config
+	Backend    storagebackend.Config
+	WatchCache bool
 }
 
 var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
@@ -31,9 +33,13 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	cfg.Codec = runtime.NewCodec(unstructured.UnstructuredJSONScheme, unstructured.UnstructuredJSONScheme)
 	cfg.EncodeVersioner = example.GetObjectKind().GroupVersionKind().GroupVersion()
 	cfg.Transformer = identity.NewEncryptCheckTransformer()
+	decorator := generic.UndecoratedStorage
+	if g.WatchCache {
+		decorator = cachingDecorator
+	}
 	return generic.RESTOptions{
 		StorageConfig:           cfg,
-		Decorator:               generic.UndecoratedStorage,
+		Decorator:               decorator,
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          shardstorage.ResourcePrefix(resource),
 	}, nil

@@ -91,7 +91,7 @@ func (s *Server) build() error {
 		endpoints:         map[schema.GroupVersionResource]endpoint{},
 		minRequestTimeout: time.Duration(gc.MinRequestTimeout) * time.Second,
 	}
-	restOptions := &replicated.RESTOptionsGetter{Backend: *c.Backend}
+	restOptions := &replicated.RESTOptionsGetter{Backend: *c.Backend, WatchCache: c.Options.WatchCache}
 	for _, r := range api.resources {
 		store, err := replicated.NewREST(r, restOptions)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -142,7 +143,14 @@ func TestCRUD(t *testing.T) {
 }
 
 func TestWildcards(t *testing.T) {
-	s := newTestServer(t)
+	for _, cached := range []bool{true, false} {
+		t.Run(fmt.Sprintf("watch cache %v", cached), func(t *testing.T) {
+			testWildcards(t, startServerWith(t, filepath.Join(t.TempDir(), "cache"), freeEtcdPorts(t), func(o *options.Options) { o.WatchCache = cached }, nil))
+		})
+	}
+}
+
+func testWildcards(t *testing.T, s *testServer) {
 	ctx := t.Context()
 	put := func(shard, cluster, name string) {
 		t.Helper()
@@ -456,9 +464,31 @@ func TestRestartKeepsData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same name in other clusters and shards.
+	for _, sc := range [][2]string{{"root", "root:org"}, {"beta", "root"}} {
+		if _, err := s.dynamic(sc[0], sc[1]).Resource(roles).Create(ctx, role.DeepCopy(), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.stop()
 
 	s = startServer(t, root, ports)
+	send := true
+	for _, opts := range []metav1.ListOptions{{}, {ResourceVersion: "0"}} {
+		list, err := s.dynamic("*", "*").Resource(roles).List(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := scoped(list), "beta/root/system:kcp:apiexport:e:bind root/root/system:kcp:apiexport:e:bind root/root:org/system:kcp:apiexport:e:bind"; got != want {
+			t.Errorf("list %+v after restart: got %q, want %q", opts, got, want)
+		}
+	}
+	w, err := s.dynamic("*", "*").Resource(roles).Watch(ctx, metav1.ListOptions{SendInitialEvents: &send, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectEvents(t, w, []string{"ADDED system:kcp:apiexport:e:bind", "ADDED system:kcp:apiexport:e:bind", "ADDED system:kcp:apiexport:e:bind"})
+	w.Stop()
 	got, err := s.dynamic("root", "root").Resource(roles).Get(ctx, role.GetName(), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -652,4 +682,67 @@ func TestExternalEtcdAndCA(t *testing.T) {
 	if code, body := get(t, foreign, "/readyz"); code != http.StatusUnauthorized {
 		t.Errorf("foreign client certificate: got %d %s, want 401", code, body)
 	}
+}
+
+// TestPeriodicBookmarks: with the watch cache, a watch that allows
+// bookmarks learns before its timeout that the resource moved on, through
+// a bookmark, when what moved is outside of its shard or cluster.
+func TestPeriodicBookmarks(t *testing.T) {
+	s := newTestServer(t)
+	ctx := t.Context()
+	if _, err := s.dynamic("a", "x").Resource(apiExports).Create(ctx, apiExport("e", "x"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, sc := range [][2]string{{"a", "x"}, {"*", "x"}, {"a", "*"}} {
+		list, err := s.dynamic(sc[0], sc[1]).Resource(apiExports).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		timeout := int64(5)
+		w, err := s.dynamic(sc[0], sc[1]).Resource(apiExports).Watch(ctx, metav1.ListOptions{
+			ResourceVersion: list.GetResourceVersion(), AllowWatchBookmarks: true, TimeoutSeconds: &timeout,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A write the watch does not see.
+		other, err := s.dynamic("b", "y").Resource(apiExports).Create(ctx, apiExport(fmt.Sprintf("other-%d", i), "y"), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		deadline := time.After(20 * time.Second)
+	events:
+		for {
+			select {
+			case e, ok := <-w.ResultChan():
+				if !ok {
+					break events
+				}
+				u := e.Object.(*unstructured.Unstructured)
+				got = append(got, string(e.Type))
+				if e.Type == watch.Bookmark {
+					if rv(t, u) < rv(t, other) {
+						t.Errorf("%v: bookmark at %s, before the write at %s", sc, u.GetResourceVersion(), other.GetResourceVersion())
+					}
+					break events
+				}
+			case <-deadline:
+				break events
+			}
+		}
+		w.Stop()
+		if diff := cmp.Diff([]string{"BOOKMARK"}, got); diff != "" {
+			t.Errorf("%v: events before the watch's timeout (-want +got):\n%s", sc, diff)
+		}
+	}
+}
+
+func rv(t *testing.T, u *unstructured.Unstructured) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", u.GetResourceVersion(), err)
+	}
+	return v
 }

@@ -9,6 +9,7 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION)+tessera-$
            -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
            -X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION)+tessera-$(VERSION)
 ROOT_DIR ?= .tessera
+CACHE_ROOT_DIR ?= .tessera-cache
 TEST_TIMEOUT ?= 35m
 
 # kubectl: the machine's, or one built from Go modules when there is none.
@@ -21,12 +22,16 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build the binaries (tessera, tessera-front-proxy, kubectl plugins) into ./bin
+build: ## Build the binaries (tessera, tessera-front-proxy, tessera-cache-server, kubectl plugins) into ./bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 .PHONY: run
 run: build ## Run `tessera start` with embedded etcd under ./.tessera
 	$(BIN)/tessera start --root-directory $(ROOT_DIR)
+
+.PHONY: run-cache-server
+run-cache-server: build ## Run tessera-cache-server with embedded etcd under ./.tessera-cache (HTTPS on 6444)
+	$(BIN)/tessera-cache-server --root-directory $(CACHE_ROOT_DIR)
 
 .PHONY: install
 install: ## Install the binaries (tessera, kubectl plugins) into GOBIN
@@ -69,7 +74,7 @@ fuzz: ## Run every fuzz target for FUZZ_TIME (10s) beyond its seed corpus
 
 .PHONY: test-unit
 test-unit: ## Run unit tests only
-	$(GO) test -short ./pkg/... ./shard/...
+	$(GO) test -short ./pkg/... ./shard/... ./cacheserver/...
 
 .PHONY: test-integration
 test-integration: kubectl ## Run the integration tests only
@@ -110,5 +115,5 @@ verify: ## Check formatting, vet and generated code
 lint: verify ## Alias of verify
 
 .PHONY: clean
-clean: ## Remove build output and the local root directory
-	rm -rf $(BIN) $(ROOT_DIR)
+clean: ## Remove build output and the local root directories
+	rm -rf $(BIN) $(ROOT_DIR) $(CACHE_ROOT_DIR)

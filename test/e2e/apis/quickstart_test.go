@@ -239,8 +239,10 @@ var _ = Describe("APIs as a service: the quickstart through kubectl", Ordered, L
 		By("exporting it as wildwest.dev")
 		expect(ctx, provider, []string{"apply", "-f", file("apiexport.yaml", apiExport("wildwest.dev"))},
 			regexp.QuoteMeta("apiexport.apis.kcp.io/wildwest.dev created"))
+		// kubectl reads the preferred version, v1alpha2 (as in kcp), where
+		// latestResourceSchemas are spec.resources[].schema.
 		out := identity(ctx, "wildwest.dev")
-		Expect(lines(out)).To(ContainElement("  - " + schemaName))
+		Expect(lines(out)).To(ContainElements("apiVersion: apis.kcp.io/v1alpha2", "    schema: "+schemaName), "kubectl get apiexport -o yaml:\n%s", out)
 	})
 
 	It("lists nothing, and succeeds, in an export's virtual workspace before anything binds it", SpecTimeout(specTimeout), func(ctx SpecContext) {

@@ -121,6 +121,9 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// apiHandler); nothing is served at the bare /apis.
 	gc.EnableDiscovery = false
 	gc.EnableIndex = false
+	// Watches (the shards' informers) end at shutdown instead of holding
+	// it for the whole ShutdownTimeout; their clients list and watch again.
+	gc.ShutdownWatchTerminationGracePeriod = 2 * time.Second
 	gc.EffectiveVersion = compatibility.NewEffectiveVersionFromString(KubernetesVersion, "", "")
 	gc.BuildHandlerChainFunc = func(h http.Handler, gcfg *genericapiserver.Config) http.Handler {
 		return withScope(genericapiserver.DefaultBuildHandlerChain(h, gcfg))

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/klog/v2"
 
@@ -85,20 +86,10 @@ func (s *Server) build() error {
 	gc.AddHealthChecks(healthz.NamedCheck("etcd", func(*http.Request) error { return health() }))
 	gc.AddReadyzChecks(healthz.NamedCheck("etcd-readiness", func(*http.Request) error { return ready() }))
 
-	api := &apiHandler{
-		codecs:            c.Codecs,
-		resources:         replicated.Resources(),
-		endpoints:         map[schema.GroupVersionResource]endpoint{},
-		minRequestTimeout: time.Duration(gc.MinRequestTimeout) * time.Second,
-	}
-	restOptions := &replicated.RESTOptionsGetter{Backend: *c.Backend, WatchCache: c.Options.WatchCache}
-	for _, r := range api.resources {
-		store, err := replicated.NewREST(r, restOptions)
-		if err != nil {
-			return err
-		}
-		s.stores = append(s.stores, store)
-		api.endpoints[r.GroupVersionResource] = endpoint{store: store, scope: s.requestScope(r, store)}
+	api, stores, err := newAPIHandler(c.Codecs, *c.Backend, c.Options.WatchCache, time.Duration(gc.MinRequestTimeout)*time.Second)
+	s.stores = stores
+	if err != nil {
+		return err
 	}
 
 	generic, err := gc.Complete(nil).New("tessera-cache-server", genericapiserver.NewEmptyDelegateWithCustomHandler(api))
@@ -109,9 +100,31 @@ func (s *Server) build() error {
 	return nil
 }
 
+// newAPIHandler builds the storage of every replicated resource on backend
+// and the handler serving them. The stores are returned also on error, to
+// be destroyed.
+func newAPIHandler(codecs *replicated.Codecs, backend storagebackend.Config, watchCache bool, minRequestTimeout time.Duration) (*apiHandler, []*replicated.REST, error) {
+	api := &apiHandler{
+		codecs:            codecs,
+		resources:         replicated.Resources(),
+		endpoints:         map[schema.GroupVersionResource]endpoint{},
+		minRequestTimeout: minRequestTimeout,
+	}
+	restOptions := &replicated.RESTOptionsGetter{Backend: backend, WatchCache: watchCache}
+	var stores []*replicated.REST
+	for _, r := range api.resources {
+		store, err := replicated.NewREST(r, restOptions)
+		if err != nil {
+			return nil, stores, err
+		}
+		stores = append(stores, store)
+		api.endpoints[r.GroupVersionResource] = endpoint{store: store, scope: requestScope(codecs, r, store)}
+	}
+	return api, stores, nil
+}
+
 // requestScope is what the endpoint handlers need to serve r.
-func (s *Server) requestScope(r replicated.Resource, store *replicated.REST) *handlers.RequestScope {
-	codecs := s.Codecs
+func requestScope(codecs *replicated.Codecs, r replicated.Resource, store *replicated.REST) *handlers.RequestScope {
 	return &handlers.RequestScope{
 		Namer:                    handlers.ContextBasedNaming{Namer: meta.NewAccessor(), ClusterScoped: true},
 		Serializer:               codecs,

@@ -87,6 +87,10 @@ type Options struct {
 	OrphanLogicalClusterSweepInterval time.Duration
 
 	ShardName string
+	// CacheKubeconfig is a kubeconfig of an external cache server (its
+	// base URL, system:masters credentials). Empty: the shard serves a
+	// cache server itself under /services/cache, in its own etcd.
+	CacheKubeconfig string
 	// ShardBaseURL is the address other shards and front-proxies use to
 	// reach this shard (Shard spec.baseURL); https://<external
 	// hostname>:<secure port> by default.
@@ -165,6 +169,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "Maximum non-mutating requests in flight; with API Priority and Fairness, this plus --max-mutating-requests-inflight is the shard's concurrency. 0: 50 per CPU.")
 	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "Maximum mutating requests in flight; see --max-requests-inflight. 0: 25 per CPU.")
 	fs.Int64Var(&o.LogicalClusterObjectLimit, "logical-cluster-total-object-limit", o.LogicalClusterObjectLimit, "Default limit of objects in a logical cluster, other than root and system clusters; creates beyond it get 403. The core.kcp.io/max-total-objects annotation of a LogicalCluster overrides it. 0 disables it.")
+	fs.StringVar(&o.CacheKubeconfig, "cache-kubeconfig", o.CacheKubeconfig, "Kubeconfig of an external cache server (tessera-cache-server's cache.kubeconfig, context \"base\" or a server URL without path). Empty: the shard embeds the cache server under /services/cache, in its own etcd.")
 	fs.DurationVar(&o.OrphanLogicalClusterSweepInterval, "orphan-logical-cluster-sweep-interval", o.OrphanLogicalClusterSweepInterval, "How often every logical cluster owned by a Workspace is checked, and deleted if its Workspace is gone (they are also checked when they appear).")
 	fs.DurationVar(&o.LogicalClusterObjectScanInterval, "logical-cluster-object-count-scan-interval", o.LogicalClusterObjectScanInterval, "How often the objects of every logical cluster are counted in etcd (keys only) for the object limit.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches from one watch cache per resource (built-in resources) and per group/resource (custom resources), shared by all logical clusters.")

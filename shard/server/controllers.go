@@ -98,6 +98,9 @@ func (s *Server) newControllers() error {
 	if err := s.newAPIControllers(kube); err != nil {
 		return err
 	}
+	if err := s.newReplication(); err != nil {
+		return err
+	}
 	return s.newWorkspaceControllers()
 }
 

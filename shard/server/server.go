@@ -66,6 +66,7 @@ type Server struct {
 	// apiExportVirtual is the in-process apiexport virtual workspace.
 	apiExportVirtual http.Handler
 	controllers      []runner
+	cacheState
 	// onCRDChange are called with the cluster of any CRD that changed.
 	onCRDChange []func(logicalcluster.Name)
 	// core are the identities of root's exports of kcp's own APIs, set
@@ -254,6 +255,9 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	s.virtual = vw
+	if err := s.setupCache(); err != nil {
+		return err
+	}
 	s.apiExportVirtual, err = apiexportvw.New(apiexportvw.Config{
 		Shard:       gc.LoopbackClientConfig,
 		Exports:     s.apiExports,
@@ -279,7 +283,7 @@ func (s *Server) build(ctx context.Context) error {
 			h = filters.WithAuditAnnotations(h, s.auditTarget)
 		}
 		h = filters.WithClusterResolver(h, c.Codecs, s.resolvePath)
-		return s.withHome(h)
+		return s.withEmbeddedCache(s.withHome(h))
 	}
 	generic, err := gc.Complete().New("tessera-shard", genericapiserver.NewEmptyDelegateWithCustomHandler(crHandler))
 	if err != nil {
@@ -299,6 +303,9 @@ func (s *Server) build(ctx context.Context) error {
 	generic.AddPostStartHookOrDie("tessera-start-informers", func(hc genericapiserver.PostStartHookContext) error {
 		go s.customResources.Run(hc.Context)
 		go s.sharedEtcd.Run(hc.Context)
+		if s.embeddedCache != nil {
+			go s.embeddedCache.RunUntil(hc.Context)
+		}
 		s.Informers.Start(hc.Context)
 		s.tokenSecrets.Start(hc.Context)
 		s.runControllers(hc.Context)

@@ -6,11 +6,22 @@ import (
 	"net/url"
 	"strings"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/tessera-dev/tessera/cacheserver/replicated"
 	cacheserver "github.com/tessera-dev/tessera/cacheserver/server"
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/shard/controllers/replication"
 )
 
@@ -23,25 +34,87 @@ import (
 
 // cacheState is the shard's cache server connection.
 type cacheState struct {
-	// embeddedCache is the in-process cache server, nil with an external
-	// one.
-	embeddedCache *cacheserver.Embedded
 	// cacheConfig reaches the cache server's base URL as system:masters.
 	cacheConfig *rest.Config
+	// global are informers of the replicas of every shard in the cache
+	// (shards/*/clusters/*), read after the shard's own objects; started
+	// with the shard's informers.
+	global    *informers.SharedInformerFactory
+	shardName string
+	// The unions of the shard's informers and the cache's.
+	apiResourceSchemas  informers.Informer[*apisv1alpha1.APIResourceSchema]
+	apiExports          informers.Informer[*apisv1alpha1.APIExport]
+	workspaceTypes      informers.Informer[*tenancyv1alpha1.WorkspaceType]
+	clusterRoles        informers.Informer[*rbacv1.ClusterRole]
+	clusterRoleBindings informers.Informer[*rbacv1.ClusterRoleBinding]
+}
+
+// newGlobalInformers builds the informers of the cache's replicas, and
+// the unions the shard reads.
+func (s *cacheState) newGlobalInformers(shard string, local *informers.SharedInformerFactory) error {
+	cfg := rest.CopyConfig(s.cacheConfig)
+	cfg.Host += cacheserver.ScopeURL("*", "*")
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return fmt.Errorf("cache client: %w", err)
+	}
+	kube, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return fmt.Errorf("cache client: %w", err)
+	}
+	kcp, err := kcpclient.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return fmt.Errorf("cache client: %w", err)
+	}
+	s.global = informers.NewSharedInformerFactory(informers.Clients{Kubernetes: kube, KCP: kcp}, 0,
+		informers.WithTransform(informers.StripManagedFields))
+	for _, i := range []cache.SharedIndexInformer{s.global.APIExports().Informer(), s.global.WorkspaceTypes().Informer()} {
+		if err := i.AddIndexers(cache.Indexers{byPath: replicaPathIndex}); err != nil {
+			return err
+		}
+	}
+	s.shardName = shard
+	// Exports, schemas, types and the RBAC of bind and use are looked up
+	// on this shard, then among the replicas of the other shards.
+	s.apiResourceSchemas = union(s, local.APIResourceSchemas(), s.global.APIResourceSchemas(), apisv1alpha1.Resource("apiresourceschemas"))
+	s.apiExports = union(s, local.APIExports(), s.global.APIExports(), apisv1alpha1.Resource("apiexports"))
+	s.workspaceTypes = union(s, local.WorkspaceTypes(), s.global.WorkspaceTypes(), tenancyv1alpha1.Resource("workspacetypes"))
+	s.clusterRoles = union(s, local.ClusterRoles(), s.global.ClusterRoles(), rbacv1.Resource("clusterroles"))
+	s.clusterRoleBindings = union(s, local.ClusterRoleBindings(), s.global.ClusterRoleBindings(), rbacv1.Resource("clusterrolebindings"))
+	return nil
+}
+
+// fromOtherShards hides the cache's replicas of this shard's own objects.
+func (s *cacheState) fromOtherShards(obj any) bool {
+	m, ok := obj.(metav1.Object)
+	return !ok || m.GetAnnotations()[replicated.ShardAnnotationKey] == s.shardName
+}
+
+// union reads the shard's own objects, then those of other shards.
+func union[T runtime.Object](s *cacheState, local, global informers.Informer[T], gr schema.GroupResource) informers.Informer[T] {
+	return informers.NewUnion(local, global, gr, s.fromOtherShards)
+}
+
+// cacheConfigFor returns the configuration a shard reaches its cache
+// server with: the external one's kubeconfig, or the shard's loopback.
+func cacheConfigFor(kubeconfig string, loopback *rest.Config) (*rest.Config, error) {
+	if kubeconfig == "" {
+		return cacheBase(loopback)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--cache-kubeconfig: %w", err)
+	}
+	return cacheBase(cfg)
 }
 
 // setupCache builds the embedded cache server, unless an external one is
-// configured, and the configuration the shard reaches its cache with.
+// configured.
 func (s *Server) setupCache() error {
 	c := s.CompletedConfig
 	gc := c.Generic
-	if kubeconfig := c.Options.CacheKubeconfig; kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return fmt.Errorf("--cache-kubeconfig: %w", err)
-		}
-		s.cacheConfig, err = cacheBase(cfg)
-		return err
+	if c.Options.CacheKubeconfig != "" {
+		return nil
 	}
 	embedded, err := cacheserver.NewEmbedded(cacheserver.EmbeddedConfig{
 		Etcd: c.Storage.Backend.Transport,
@@ -57,8 +130,7 @@ func (s *Server) setupCache() error {
 		return err
 	}
 	s.embeddedCache = embedded
-	s.cacheConfig, err = cacheBase(gc.LoopbackClientConfig)
-	return err
+	return nil
 }
 
 // cacheBase returns cfg addressing the cache server's base URL: a path the

@@ -31,6 +31,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/authentication"
 	"github.com/tessera-dev/tessera/shard/authorization"
 	"github.com/tessera-dev/tessera/shard/authorization/maximalpermission"
+	"github.com/tessera-dev/tessera/shard/authorization/rbac"
 	"github.com/tessera-dev/tessera/shard/certs"
 	"github.com/tessera-dev/tessera/shard/fairness"
 	"github.com/tessera-dev/tessera/shard/options"
@@ -55,7 +56,8 @@ type Config struct {
 	// EtcdPrefix is the key prefix of all objects in etcd.
 	EtcdPrefix string
 
-	rules     authorizer.RuleResolver
+	rules authorizer.RuleResolver
+	cacheState
 	authz     *authorization.Authorizer
 	informers *informers.SharedInformerFactory
 	// authnConfig and authn are the shard's authentication; tokenSecrets
@@ -137,9 +139,23 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// decides by user, verb, resource and namespace, the same in every
 	// logical cluster, and its backends only write events.
 	gc.Authentication.Authenticator = authn.Request
+	var cs cacheState
+	if cs.cacheConfig, err = cacheConfigFor(o.CacheKubeconfig, gc.LoopbackClientConfig); err != nil {
+		return nil, err
+	}
+	if err := cs.newGlobalInformers(o.ShardName, factory); err != nil {
+		return nil, err
+	}
 	var authz *authorization.Authorizer
 	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
 	authz, err = authorization.NewForInformers(factory, func(c *authorization.Config) {
+		// ClusterRoles and bindings of other shards' logical clusters
+		// (those that authorize bind and use) come from the cache.
+		if err := rbac.EnsureIndexers(cs.global.ClusterRoleBindings().Informer(), rbac.SubjectIndexers()); err == nil {
+			if store, ok := c.Store.(*rbac.IndexerStore); ok {
+				c.Store = store.WithClusterScoped(cs.clusterRoles.Informer().GetIndexer(), cs.clusterRoleBindings.Informer().GetIndexer())
+			}
+		}
 		c.ContentAdmin = contentAdmin(lcs, func() authorizer.Authorizer { return authz })
 		c.MaximalPermissionPolicy = maximalpermission.Wrap(boundExports(factory))
 	})
@@ -217,6 +233,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		rules:        authz,
 		authz:        authz,
 		informers:    factory,
+		cacheState:   cs,
 		authnConfig:  authnConfig,
 		authn:        authn,
 		tokenSecrets: tokenSecrets,

@@ -121,6 +121,8 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	}
 	bindings, err := apibinding.New(apibinding.Config{
 		Factory:     s.Informers,
+		Exports:     &s.apiExports,
+		Schemas:     &s.apiResourceSchemas,
 		KCP:         s.kcpClients,
 		Dynamic:     s.dynamicClients,
 		ResolvePath: s.resolvePath,
@@ -297,7 +299,7 @@ func (s *Server) lookupWorkspaceType(ref tenancyv1alpha1.WorkspaceTypeReference)
 	if cluster == "" {
 		cluster = logicalcluster.Root
 	}
-	return s.Informers.WorkspaceTypes().Lister().Cluster(cluster).Get(string(ref.Name))
+	return s.workspaceTypes.Lister().Cluster(cluster).Get(string(ref.Name))
 }
 
 // runControllers starts every controller; each runs until ctx is done.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
@@ -28,9 +29,47 @@ func pathIndex(obj any) ([]string, error) {
 // resolvePath maps a workspace path to the logical cluster it addresses on
 // this shard: by the canonical path of a local LogicalCluster, else hop by
 // hop from the longest prefix that is a local canonical path (or a logical
-// cluster name), following Workspaces' spec.cluster. A path that leaves
-// this shard on the way is not resolved here (the front-proxy does that).
+// cluster name), following Workspaces' spec.cluster; else by the path
+// the cache's replicas of other shards' exports and types carry (a path
+// that leaves this shard and names no replica is resolved by the
+// front-proxy only).
 func (s *Server) resolvePath(path logicalcluster.Path) (logicalcluster.Name, bool) {
+	if name, ok := s.resolveLocalPath(path); ok {
+		return name, true
+	}
+	return s.clusterByReplicaPath(path.String())
+}
+
+// replicaPathIndex indexes replicas by their kcp.io/path annotation.
+func replicaPathIndex(obj any) ([]string, error) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	if p := m.GetAnnotations()[logicalcluster.PathAnnotationKey]; p != "" {
+		return []string{p}, nil
+	}
+	return nil, nil
+}
+
+// clusterByReplicaPath finds the logical cluster of a path among the
+// replicas of other shards' exports and types.
+func (s *Server) clusterByReplicaPath(path string) (logicalcluster.Name, bool) {
+	for _, informer := range []cache.SharedIndexInformer{s.global.APIExports().Informer(), s.global.WorkspaceTypes().Informer()} {
+		objs, err := informer.GetIndexer().ByIndex(byPath, path)
+		if err != nil {
+			continue
+		}
+		for _, o := range objs {
+			if m, ok := o.(metav1.Object); ok && !s.fromOtherShards(o) {
+				return logicalcluster.From(m), true
+			}
+		}
+	}
+	return "", false
+}
+
+func (s *Server) resolveLocalPath(path logicalcluster.Path) (logicalcluster.Name, bool) {
 	if name, ok := s.clusterByCanonicalPath(path.String()); ok {
 		return name, true
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	cacheserver "github.com/tessera-dev/tessera/cacheserver/server"
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
@@ -52,21 +53,21 @@ type Server struct {
 	logicalClusters informers.Informer[*unstructured.Unstructured]
 	crds            informers.Informer[*apiextensionsv1.CustomResourceDefinition]
 	// apiBindings and apiResourceSchemas serve bound resources (bindings.go).
-	apiBindings        informers.Informer[*apisv1alpha1.APIBinding]
-	apiResourceSchemas informers.Informer[*apisv1alpha1.APIResourceSchema]
-	apiExports         informers.Informer[*apisv1alpha1.APIExport]
-	boundCRDs          *boundCRDs
-	kcpClients         *clusters.KCPClusterClientset
-	dynamicClients     *clusters.DynamicClusterClient
-	customResources    *customresources.Handler
-	sharedEtcd         *customresources.SharedEtcd
-	discovery          *discovery.Handler
+	apiBindings     informers.Informer[*apisv1alpha1.APIBinding]
+	boundCRDs       *boundCRDs
+	kcpClients      *clusters.KCPClusterClientset
+	dynamicClients  *clusters.DynamicClusterClient
+	customResources *customresources.Handler
+	sharedEtcd      *customresources.SharedEtcd
+	discovery       *discovery.Handler
 	// virtual serves the in-process virtual workspaces under /services/.
 	virtual http.Handler
 	// apiExportVirtual is the in-process apiexport virtual workspace.
 	apiExportVirtual http.Handler
 	controllers      []runner
-	cacheState
+	// embeddedCache is the in-process cache server, nil with an external
+	// one.
+	embeddedCache *cacheserver.Embedded
 	// onCRDChange are called with the cluster of any CRD that changed.
 	onCRDChange []func(logicalcluster.Name)
 	// core are the identities of root's exports of kcp's own APIs, set
@@ -141,8 +142,9 @@ func (s *Server) build(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	s.apiResourceSchemas = s.Informers.APIResourceSchemas()
-	s.apiExports = s.Informers.APIExports()
+	if err := s.setupCache(); err != nil {
+		return err
+	}
 	if err := s.apiExports.Informer().AddIndexers(cache.Indexers{apibinding.ByExportIdentity: apibinding.ExportIdentityIndex}); err != nil {
 		return err
 	}
@@ -158,7 +160,7 @@ func (s *Server) build(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	wsAdmission := workspace.New(workspace.NewConfig(s.logicalClusters, s.Informers.WorkspaceTypes(), s.resolvePath, c.authz.Policy()))
+	wsAdmission := workspace.New(workspace.NewConfig(s.logicalClusters, s.workspaceTypes, s.resolvePath, c.authz.Policy()))
 	if err := wsAdmission.ValidateInitialization(); err != nil {
 		return err
 	}
@@ -255,9 +257,6 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	s.virtual = vw
-	if err := s.setupCache(); err != nil {
-		return err
-	}
 	s.apiExportVirtual, err = apiexportvw.New(apiexportvw.Config{
 		Shard:       gc.LoopbackClientConfig,
 		Exports:     s.apiExports,
@@ -307,6 +306,10 @@ func (s *Server) build(ctx context.Context) error {
 			go s.embeddedCache.RunUntil(hc.Context)
 		}
 		s.Informers.Start(hc.Context)
+		// The cache's replicas are read when they are there: nothing
+		// waits for them (a cache that is down delays only what is
+		// looked up in it).
+		s.global.Start(hc.Context)
 		s.tokenSecrets.Start(hc.Context)
 		s.runControllers(hc.Context)
 		for _, f := range []*informers.SharedInformerFactory{s.Informers, s.tokenSecrets} {

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,12 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	cacheoptions "github.com/tessera-dev/tessera/cacheserver/options"
 	cacheserver "github.com/tessera-dev/tessera/cacheserver/server"
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/etcd"
 	"github.com/tessera-dev/tessera/shard/options"
@@ -287,5 +291,96 @@ spec:
 	slices.Sort(all)
 	if want := []string{"other.dev", "shards.core.kcp.io", "tenancy.kcp.io", "topology.kcp.io"}; !slices.Equal(all, want) {
 		t.Errorf("exports in the cache: %v, want %v", all, want)
+	}
+}
+
+// replicate writes obj (YAML) into the embedded cache of s as a replica
+// of shard's cluster.
+func replicate(t *testing.T, s *framework.Shard, shard string, cluster logicalcluster.Name, gvr schema.GroupVersionResource, manifest string, annotations map[string]string) {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	obj.SetAnnotations(annotations)
+	obj.SetUID(types.UID(string(cluster) + "-" + obj.GetName()))
+	if _, err := cacheClient(t, s.Config(""), shard, cluster.String()).Resource(gvr).Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("replicating %s %s: %v", gvr.Resource, obj.GetName(), err)
+	}
+}
+
+// TestBindingToAnExportOfAnotherShard: an export known only from the
+// cache's replicas of another shard (its schema and the RBAC that lets a
+// user bind it included) is found by its path, bound, and served; a user
+// whom the replicated RBAC does not allow to bind is refused.
+func TestBindingToAnExportOfAnotherShard(t *testing.T) {
+	s := framework.StartShard(t, withTokens(t, "binder-token,binder,u1", "other-token,other,u2"))
+	ctx := t.Context()
+	remote := logicalcluster.Name("2x9fpq7b3k5mzw1c")
+	path := map[string]string{"kcp.io/path": "root:elsewhere"}
+	replicate(t, s, "shard-x", remote, apiResourceSchemasGVR, cowboysSchema, path)
+	replicate(t, s, "shard-x", remote, apiExportsGVR, cowboysExport+`status:
+  identityHash: 5b9dbc0e3c3b2bb1e4a8cf4f0b8b2e7e6f3a6e4c1d3f2a1b0c9d8e7f6a5b4c3d
+`, path)
+	replicate(t, s, "shard-x", remote, clusterRolesGVR, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: bind-wildwest
+rules:
+- apiGroups: [apis.kcp.io]
+  resources: [apiexports]
+  resourceNames: [wildwest.dev]
+  verbs: [bind]
+`, path)
+	replicate(t, s, "shard-x", remote, clusterRoleBindingsGVR, `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: binder
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: bind-wildwest}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: binder}
+`, path)
+
+	createWorkspace(t, s, logicalcluster.Root, "consumer", nil)
+	consumer := logicalcluster.Name(waitWorkspaceReady(t, s, logicalcluster.Root, "consumer").Spec.Cluster)
+	for _, u := range []string{"binder", "other"} {
+		b := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: u + "-admin"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: u}},
+		}
+		if _, err := kube(t, s, consumer).RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	binding := &apisv1alpha1.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "cowboys"},
+		Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{Export: &apisv1alpha1.ExportBindingReference{
+			Path: "root:elsewhere", Name: "wildwest.dev"}}},
+	}
+	other, err := kcpClientForToken(s, consumer, "other-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refusal error
+	eventually(t, 30*time.Second, "other's binding refused for want of bind", func(ctx context.Context) (bool, error) {
+		_, refusal = other.APIBindings().Create(ctx, binding, metav1.CreateOptions{})
+		return apierrors.IsForbidden(refusal), nil
+	})
+	binder, err := kcpClientForToken(s, consumer, "binder-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "binder's binding accepted", func(ctx context.Context) (bool, error) {
+		_, err := binder.APIBindings().Create(ctx, binding, metav1.CreateOptions{})
+		return err == nil, nil
+	})
+	b := waitBound(t, s, consumer, "cowboys")
+	if b.Status.APIExportClusterName != remote.String() {
+		t.Errorf("status.apiExportClusterName = %q, want %s", b.Status.APIExportClusterName, remote)
+	}
+	s.MustKubectl(t, consumer, "create", "-f", yamlFile(t, "one.yaml", cowboyOne))
+	if out := s.MustKubectl(t, consumer, "get", "cowboys", "-o", "name"); strings.TrimSpace(out) != "cowboy.wildwest.dev/one" {
+		t.Errorf("kubectl get cowboys: %q", out)
 	}
 }

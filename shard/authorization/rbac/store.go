@@ -149,3 +149,13 @@ func bindingsFor[B binding](indexer cache.Indexer, cluster logicalcluster.Name, 
 	// one binding found under several keys.
 	return slices.CompactFunc(out, func(a, b B) bool { return a.GetName() == b.GetName() }), nil
 }
+
+// WithClusterScoped returns a copy of s that reads ClusterRoles and
+// ClusterRoleBindings from other indexers (which must have SubjectIndex
+// for bindings), such as unions with the replicas of other shards, and
+// waits for the same informers.
+func (s *IndexerStore) WithClusterScoped(clusterRoles, clusterRoleBindings cache.Indexer) *IndexerStore {
+	out := *s
+	out.clusterRoles, out.clusterRoleBindings = clusterRoles, clusterRoleBindings
+	return &out
+}

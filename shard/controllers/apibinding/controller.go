@@ -38,6 +38,10 @@ const retryUnresolved = 5 * time.Second
 // Config is what the controller needs.
 type Config struct {
 	Factory *informers.SharedInformerFactory
+	// Exports and Schemas, when set, replace the factory's: e.g. unions
+	// with the replicas of other shards (informers.NewUnion).
+	Exports *informers.Informer[*apisv1alpha1.APIExport]
+	Schemas *informers.Informer[*apisv1alpha1.APIResourceSchema]
 	KCP     *clusters.KCPClusterClientset
 	Dynamic *clusters.DynamicClusterClient
 	// ResolvePath maps a workspace path (or logical cluster name) to the
@@ -77,6 +81,12 @@ func New(cfg Config) (*Controller, error) {
 		exports:  f.APIExports(),
 		schemas:  f.APIResourceSchemas(),
 		crds:     f.CustomResourceDefinitions(),
+	}
+	if cfg.Exports != nil {
+		c.exports = *cfg.Exports
+	}
+	if cfg.Schemas != nil {
+		c.schemas = *cfg.Schemas
 	}
 	c.Controller = reconciler.New("apibinding", reconciler.Func(c.reconcile), reconciler.Options{Workers: 16})
 	if err := c.Watch(c.bindings.Informer(), c.EnqueueHandler()); err != nil {
@@ -119,7 +129,12 @@ func (c *Controller) bindingsOfExport(obj any) []reconciler.Key {
 	}
 	cluster := logicalcluster.From(e)
 	indexKeys := []string{ExportKey(cluster, e.Name), RefKey(cluster.String(), e.Name)}
-	if p := c.cfg.PathOf(cluster); p != "" {
+	p := c.cfg.PathOf(cluster)
+	if p == "" {
+		// A replica from another shard carries its path.
+		p = e.Annotations[logicalcluster.PathAnnotationKey]
+	}
+	if p != "" {
 		indexKeys = append(indexKeys, RefKey(p, e.Name))
 	}
 	return c.keysByIndex(ByExport, indexKeys...)

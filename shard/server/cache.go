@@ -19,6 +19,7 @@ import (
 	"github.com/tessera-dev/tessera/cacheserver/replicated"
 	cacheserver "github.com/tessera-dev/tessera/cacheserver/server"
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
@@ -47,6 +48,9 @@ type cacheState struct {
 	workspaceTypes      informers.Informer[*tenancyv1alpha1.WorkspaceType]
 	clusterRoles        informers.Informer[*rbacv1.ClusterRole]
 	clusterRoleBindings informers.Informer[*rbacv1.ClusterRoleBinding]
+	// shards are root's Shards: local on the root shard, replicas
+	// elsewhere.
+	shards informers.Informer[*corev1alpha1.Shard]
 }
 
 // newGlobalInformers builds the informers of the cache's replicas, and
@@ -81,6 +85,7 @@ func (s *cacheState) newGlobalInformers(shard string, local *informers.SharedInf
 	s.workspaceTypes = union(s, local.WorkspaceTypes(), s.global.WorkspaceTypes(), tenancyv1alpha1.Resource("workspacetypes"))
 	s.clusterRoles = union(s, local.ClusterRoles(), s.global.ClusterRoles(), rbacv1.Resource("clusterroles"))
 	s.clusterRoleBindings = union(s, local.ClusterRoleBindings(), s.global.ClusterRoleBindings(), rbacv1.Resource("clusterrolebindings"))
+	s.shards = union(s, local.Shards(), s.global.Shards(), corev1alpha1.Resource("shards"))
 	return nil
 }
 

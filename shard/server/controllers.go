@@ -108,8 +108,8 @@ func (s *Server) newControllers() error {
 // identities, bindings, endpoint slices, and the Partitions of
 // PartitionSets that slices name.
 func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
-	shards := s.Informers.Shards()
-	identities, err := apiexport.New(kube, s.kcpClients, s.Informers, func(e *apisv1alpha1.APIExport) []string {
+	shards := s.shards
+	identities, err := apiexport.New(kube, s.kcpClients, s.Informers, &s.shards, func(e *apisv1alpha1.APIExport) []string {
 		list, err := shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
 		if err != nil {
 			return nil
@@ -144,6 +144,7 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 		KCP:         s.kcpClients,
 		ResolvePath: s.resolvePath,
 		PathOf:      s.pathOf,
+		Shards:      &s.shards,
 	})
 	if err != nil {
 		return fmt.Errorf("APIExportEndpointSlice controller: %w", err)
@@ -152,7 +153,7 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	if err != nil {
 		return fmt.Errorf("apibinder: %w", err)
 	}
-	partitionSets, err := partitionset.New(s.kcpClients, s.Informers)
+	partitionSets, err := partitionset.New(s.kcpClients, s.Informers, &s.shards)
 	if err != nil {
 		return fmt.Errorf("PartitionSet controller: %w", err)
 	}
@@ -179,13 +180,14 @@ func (s *Server) newWorkspaceControllers() error {
 		Informers:   s.Informers,
 		ShardName:   o.ShardName,
 		ShardConfig: s.shardConfig,
+		Shards:      &s.shards,
 		Loopback:    loopback,
 		TypeLookup:  s.lookupWorkspaceType,
 	})
 	if err != nil {
 		return fmt.Errorf("workspace controller: %w", err)
 	}
-	wt, err := workspacetype.New(workspacetype.Config{Informers: s.Informers, Loopback: loopback})
+	wt, err := workspacetype.New(workspacetype.Config{Informers: s.Informers, Shards: &s.shards, Loopback: loopback})
 	if err != nil {
 		return fmt.Errorf("workspacetype controller: %w", err)
 	}
@@ -234,7 +236,7 @@ func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterO
 		return orphanlogicalclusters.OwnerUnknown, err
 	}
 	if !st.Exists {
-		shards, err := s.Informers.Shards().Lister().Cluster(logicalcluster.Root).List(labels.Everything())
+		shards, err := s.shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
 		if err != nil {
 			return orphanlogicalclusters.OwnerUnknown, err
 		}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
@@ -42,7 +43,9 @@ type Controller struct {
 // the URLs of the apiexport virtual workspace that serve an export, for
 // status.virtualWorkspaces (kcp's older way to find them; endpoint slices
 // are the current one); nil leaves it empty.
-func New(kube *clusters.ClusterClientset, kcp *clusters.KCPClusterClientset, f *informers.SharedInformerFactory, urls func(*apisv1alpha1.APIExport) []string) (*Controller, error) {
+// shards, if set, replaces f's Shards informer (e.g. a union with the
+// cache's replicas on a shard that does not host root).
+func New(kube *clusters.ClusterClientset, kcp *clusters.KCPClusterClientset, f *informers.SharedInformerFactory, shards *informers.Informer[*corev1alpha1.Shard], urls func(*apisv1alpha1.APIExport) []string) (*Controller, error) {
 	c := &Controller{exports: f.APIExports(), kube: kube, kcp: kcp, urls: urls}
 	c.Controller = reconciler.New("apiexport-identity", reconciler.Func(c.reconcile), reconciler.Options{Workers: 2})
 	if err := c.Watch(c.exports.Informer(), c.EnqueueHandler()); err != nil {
@@ -60,7 +63,11 @@ func New(kube *clusters.ClusterClientset, kcp *clusters.KCPClusterClientset, f *
 				c.EnqueueObject(e)
 			}
 		}
-		if err := c.Watch(f.Shards().Informer(), cache.ResourceEventHandlerFuncs{
+		shardInformer := f.Shards()
+		if shards != nil {
+			shardInformer = *shards
+		}
+		if err := c.Watch(shardInformer.Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    all,
 			UpdateFunc: func(_, n any) { all(n) },
 			DeleteFunc: all,

@@ -67,6 +67,9 @@ type Config struct {
 	ResolvePath func(logicalcluster.Path) (logicalcluster.Name, bool)
 	// PathOf returns the canonical path of a logical cluster, "" if unknown.
 	PathOf func(logicalcluster.Name) string
+	// Shards, if set, replaces the factory's Shards informer (e.g. a union
+	// with the cache's replicas on a shard that does not host root).
+	Shards *informers.Informer[*corev1alpha1.Shard]
 }
 
 // Controller is the APIExportEndpointSlice controller.
@@ -83,6 +86,9 @@ type Controller struct {
 func New(cfg Config) (*Controller, error) {
 	f := cfg.Factory
 	c := &Controller{cfg: cfg, slices: f.APIExportEndpointSlices(), exports: f.APIExports(), partitions: f.Partitions(), shards: f.Shards()}
+	if cfg.Shards != nil {
+		c.shards = *cfg.Shards
+	}
 	if err := c.slices.Informer().AddIndexers(cache.Indexers{byExport: exportIndex, byPartition: partitionIndex}); err != nil {
 		return nil, err
 	}

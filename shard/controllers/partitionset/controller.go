@@ -27,10 +27,13 @@ type Controller struct {
 }
 
 // New wires the controller to the shard's informers of PartitionSets,
-// Partitions and Shards; it writes Partitions and the status of sets with
-// the kcp clients.
-func New(kcp *clusters.KCPClusterClientset, f *informers.SharedInformerFactory) (*Controller, error) {
+// Partitions and Shards (shards, if set, replaces f's); it writes
+// Partitions and the status of sets with the kcp clients.
+func New(kcp *clusters.KCPClusterClientset, f *informers.SharedInformerFactory, shardInformer *informers.Informer[*corev1alpha1.Shard]) (*Controller, error) {
 	sets, partitions, shards := f.PartitionSets(), f.Partitions(), f.Shards()
+	if shardInformer != nil {
+		shards = *shardInformer
+	}
 	r := &setReconciler{
 		getSet: func(cluster logicalcluster.Name, name string) (*topologyv1alpha1.PartitionSet, error) {
 			return sets.Lister().Cluster(cluster).Get(name)

@@ -22,8 +22,8 @@ const DefaultSecurePort = 6445
 
 // Options are the flags of tessera-virtual-workspaces.
 type Options struct {
-	// RootDirectory holds the generated certificates when none are
-	// given.
+	// RootDirectory holds the generated CA and serving certificate when
+	// no serving certificate is given.
 	RootDirectory string
 
 	// Kubeconfig is an admin kubeconfig (system:masters) of the one
@@ -49,9 +49,7 @@ type Options struct {
 	TLSPrivateKeyFile string
 
 	// ClientCAFile verifies client certificates; the certificate's CN is
-	// the user, its O the groups. Empty: no client certificates, unless
-	// a CA is generated (see RootDirectory) whose admin certificate is
-	// then accepted.
+	// the user, its O the groups. Empty: no client certificates.
 	ClientCAFile string
 	// RequestHeader believes the user a front-proxy names in request
 	// headers, when the front-proxy's client certificate is verified by
@@ -96,7 +94,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Admin kubeconfig (system:masters, e.g. the shard-base context of a shard's admin.kubeconfig) of the one shard whose virtual workspaces are served (required). Only this shard is read, over its wildcard endpoint /clusters/*.")
 	fs.StringVar(&o.Context, "context", o.Context, "Context of --kubeconfig to use (default: its current context).")
 	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of the shard, for logs.")
-	fs.StringVar(&o.RootDirectory, "root-directory", o.RootDirectory, "Directory for generated certificates: a CA, a serving certificate when --tls-cert-file is not given and, when --client-ca-file is not given, an admin client certificate.")
+	fs.StringVar(&o.RootDirectory, "root-directory", o.RootDirectory, "Directory for generated certificates: a CA and a serving certificate signed by it, when --tls-cert-file is not given.")
 
 	fs = fss.FlagSet("secure serving")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve HTTPS on.")
@@ -106,7 +104,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "Private key of --tls-cert-file.")
 
 	fs = fss.FlagSet("authentication")
-	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that verifies client certificates; the certificate's common name is the user name, its organizations the groups. Default: a CA generated under the root directory, with an admin client certificate.")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that verifies client certificates; the certificate's common name is the user name, its organizations the groups (e.g. the shard's CA, so that the certificates of its admin.kubeconfig work). Without it, users come with bearer tokens or through a front-proxy.")
 	o.RequestHeader.AddFlags(fs)
 	fs.BoolVar(&o.TokenReview, "authentication-token-review", o.TokenReview, "Authenticate bearer tokens by TokenReviews sent to the shard.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long the shard's TokenReview answers are kept.")

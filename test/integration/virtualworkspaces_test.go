@@ -1,0 +1,308 @@
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/test/integration/framework"
+	vwoptions "github.com/tessera-dev/tessera/virtual/options"
+	vwserver "github.com/tessera-dev/tessera/virtual/server"
+)
+
+// standaloneVW is a tessera-virtual-workspaces server running in the test
+// process, in front of one shard.
+type standaloneVW struct {
+	URL string
+	// CAFile verifies its serving certificate.
+	CAFile string
+}
+
+// startVirtualWorkspaces starts the standalone virtual workspaces of s
+// through the options chain of the binary, on a port of its own, reading
+// the shard over HTTPS with its admin kubeconfig (shard-base context);
+// client certificates of the shard's CA are accepted. It waits for
+// /readyz and stops the server when the test ends.
+func startVirtualWorkspaces(t *testing.T, s *framework.Shard, opts ...func(*vwoptions.Options)) *standaloneVW {
+	t.Helper()
+	o := vwoptions.NewOptions()
+	o.RootDirectory = t.TempDir()
+	o.SecurePort = 0
+	o.Kubeconfig = s.Kubeconfig
+	o.Context = "shard-base"
+	o.ShardName = "test"
+	o.ClientCAFile = filepath.Join(s.Options.RootDirectory, "certs", "ca.crt")
+	for _, f := range opts {
+		f(o)
+	}
+	completed, err := o.Complete()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := completed.Validate(); len(errs) > 0 {
+		t.Fatalf("options: %v", errs)
+	}
+	cfg, err := vwserver.NewConfig(completed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := cfg.Complete().New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.PrepareRun().Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Logf("virtual workspaces stopped with: %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Errorf("virtual workspaces did not stop within a minute")
+		}
+	})
+	vw := &standaloneVW{URL: cfg.ServerURL, CAFile: cfg.Files.CA.CertFile}
+	client := vw.httpClient(t, nil)
+	eventually(t, time.Minute, "the virtual workspaces' /readyz", func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			t.Fatalf("virtual workspaces exited: %v", err)
+		default:
+		}
+		code, body := get(ctx, client, vw.URL+"/readyz", nil)
+		if code != http.StatusOK {
+			return false, fmt.Errorf("%d: %s", code, body)
+		}
+		return true, nil
+	})
+	return vw
+}
+
+// httpClient trusts the server's CA and presents cert, if any.
+func (vw *standaloneVW) httpClient(t *testing.T, cert *tls.Certificate) *http.Client {
+	t.Helper()
+	roots, err := certutil.NewPool(vw.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConfig := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if cert != nil {
+		tlsConfig.Certificates = []tls.Certificate{*cert}
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}, Timeout: 30 * time.Second}
+}
+
+// tokenConfig returns a client config for path under the server that
+// authenticates with a bearer token only.
+func (vw *standaloneVW) tokenConfig(path, token string) *rest.Config {
+	return &rest.Config{Host: vw.URL + path, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAFile: vw.CAFile}, QPS: 100, Burst: 200}
+}
+
+// get returns the status code and body of a GET.
+func get(ctx context.Context, client *http.Client, url string, headers http.Header) (int, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	for k, vs := range headers {
+		req.Header[k] = vs
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestStandaloneVirtualWorkspaces runs tessera-virtual-workspaces' server
+// beside a shard and uses the apiexport virtual workspace through it: the
+// real kubectl with kcp-admin's client certificate lists a consumer's
+// object, a token user the shard knows (TokenReview) lists it once the
+// provider grants the export's content and gets 403 before, a
+// front-proxy's request headers are believed, a watch delivers, and the
+// initializing workspaces virtual workspace is served too.
+func TestStandaloneVirtualWorkspaces(t *testing.T) {
+	proxyCA := newSigner(t, "front-proxy-ca")
+	s := framework.StartShard(t, withTokens(t,
+		"reader-token,reader,reader-uid,",
+		"nobody-token,nobody,nobody-uid,",
+	))
+	const provider, consumer = logicalcluster.Name("vw-provider"), logicalcluster.Name("vw-consumer")
+	createCluster(t, s, provider)
+	createCluster(t, s, consumer)
+	publishCowboys(t, s, provider)
+	createBinding(t, s, consumer, "cowboys", string(provider), "wildwest.dev")
+	waitBound(t, s, consumer, "cowboys")
+	s.MustKubectl(t, consumer, "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+
+	// reader may enter the provider's workspace and read the export's
+	// content; nobody may do neither.
+	reader := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "read-wildwest"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"apis.kcp.io"}, Resources: []string{"apiexports/content"}, ResourceNames: []string{"wildwest.dev"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	if _, err := kube(t, s, provider).RbacV1().ClusterRoles().Create(t.Context(), reader, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bindClusterRole(t, s, provider, "", "reader-access", "system:kcp:workspace:access", authzUser("reader"))
+	bindClusterRole(t, s, provider, "", "reader-reads", "read-wildwest", authzUser("reader"))
+
+	vw := startVirtualWorkspaces(t, s, func(o *vwoptions.Options) {
+		o.RequestHeader.ClientCAFile = proxyCA.writeCA(t)
+		o.RequestHeader.AllowedNames = []string{"front-proxy"}
+	})
+	exportPath := "/services/apiexport/" + string(provider) + "/wildwest.dev/clusters/*"
+
+	t.Run("kubectl with a client certificate", func(t *testing.T) {
+		out, err := framework.RunKubectl("--kubeconfig", s.Kubeconfig, "--context", "base",
+			"--server", vw.URL+exportPath, "--certificate-authority", vw.CAFile,
+			"--cache-dir", filepath.Join(t.TempDir(), "kubectl-cache"),
+			"get", "cowboys", "-A", "-o", "custom-columns=NAME:.metadata.name,CLUSTER:.metadata.annotations.kcp\\.io/cluster", "--no-headers")
+		if err != nil {
+			t.Fatalf("kubectl get cowboys through the standalone virtual workspace: %v\n%s", err, out)
+		}
+		if got, want := strings.Join(strings.Fields(out), " "), "one "+string(consumer); got != want {
+			t.Errorf("kubectl get cowboys: got %q, want %q", got, want)
+		}
+	})
+
+	t.Run("token reviewed by the shard", func(t *testing.T) {
+		dyn, err := dynamic.NewForConfig(vw.tokenConfig(exportPath, "reader-token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := dyn.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("reader lists the export's content: %v", err)
+		}
+		if got := names(list.Items); strings.Join(got, ",") != "one" || logicalcluster.From(&list.Items[0]) != consumer {
+			t.Errorf("reader's list: %v", got)
+		}
+
+		// A watch through the standalone server delivers, past the
+		// request timeout's reach.
+		w, err := dyn.Resource(cowboysGVR).Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "wildwest.dev/v1alpha1", "kind": "Cowboy", "metadata": map[string]any{"name": "two"},
+		}}
+		if _, err := dynamicClient(t, s, consumer).Resource(cowboysGVR).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case e := <-w.ResultChan():
+			u, ok := e.Object.(*unstructured.Unstructured)
+			if e.Type != watch.Added || !ok || u.GetName() != "two" || logicalcluster.From(u) != consumer {
+				t.Errorf("watch event: %s %v", e.Type, e.Object)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("no watch event within 30s")
+		}
+	})
+
+	t.Run("a user without rights gets 403", func(t *testing.T) {
+		dyn, err := dynamic.NewForConfig(vw.tokenConfig(exportPath, "nobody-token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dyn.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("nobody lists the export's content: got %v, want 403", err)
+		}
+		// reader may read, not write.
+		dyn, err = dynamic.NewForConfig(vw.tokenConfig("/services/apiexport/"+string(provider)+"/wildwest.dev/clusters/"+string(consumer), "reader-token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "wildwest.dev/v1alpha1", "kind": "Cowboy", "metadata": map[string]any{"name": "x"}}}
+		if _, err := dyn.Resource(cowboysGVR).Namespace("default").Create(t.Context(), obj, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("reader creates through the virtual workspace: got %v, want 403", err)
+		}
+	})
+
+	t.Run("unknown token and no credentials get 401", func(t *testing.T) {
+		dyn, err := dynamic.NewForConfig(vw.tokenConfig(exportPath, "wrong-token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dyn.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+			t.Errorf("an unknown token: got %v, want 401", err)
+		}
+		if code, body := get(t.Context(), vw.httpClient(t, nil), vw.URL+exportPath+"/apis/wildwest.dev/v1alpha1/cowboys", nil); code != http.StatusUnauthorized {
+			t.Errorf("anonymous list: %d %s, want 401", code, body)
+		}
+	})
+
+	t.Run("front-proxy request headers", func(t *testing.T) {
+		proxyCert := proxyCA.clientCert(t, "front-proxy")
+		client := vw.httpClient(t, &proxyCert)
+		url := vw.URL + exportPath + "/apis/wildwest.dev/v1alpha1/cowboys"
+		if code, body := get(t.Context(), client, url, http.Header{"X-Remote-User": {"reader"}}); code != http.StatusOK || !strings.Contains(body, `"name":"one"`) {
+			t.Errorf("as reader through a front-proxy: %d %s", code, body)
+		}
+		if code, body := get(t.Context(), client, url, http.Header{"X-Remote-User": {"nobody"}}); code != http.StatusForbidden {
+			t.Errorf("as nobody through a front-proxy: %d %s, want 403", code, body)
+		}
+		// A certificate of another name is not a front-proxy.
+		other := proxyCA.clientCert(t, "someone")
+		if code, body := get(t.Context(), vw.httpClient(t, &other), url, http.Header{"X-Remote-User": {"reader"}}); code != http.StatusUnauthorized {
+			t.Errorf("headers from a certificate not allowed to set them: %d %s, want 401", code, body)
+		}
+	})
+
+	t.Run("initializing workspaces", func(t *testing.T) {
+		cfg := s.Config("")
+		cfg.Host = vw.URL + "/services/initializingworkspaces/system:apibindings/clusters/*"
+		cfg.TLSClientConfig.CAData, cfg.TLSClientConfig.CAFile = nil, vw.CAFile
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dyn.Resource(logicalClusterGVR).List(t.Context(), metav1.ListOptions{}); err != nil {
+			t.Errorf("the shard admin lists the logical clusters a system initializer waits for: %v", err)
+		}
+		ndyn, err := dynamic.NewForConfig(vw.tokenConfig("/services/initializingworkspaces/system:apibindings/clusters/*", "reader-token"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ndyn.Resource(logicalClusterGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("reader acts as a system initializer: got %v, want 403", err)
+		}
+	})
+
+	t.Run("other paths", func(t *testing.T) {
+		client := vw.httpClient(t, nil)
+		for _, p := range []string{"/readyz", "/livez", "/healthz"} {
+			if code, body := get(t.Context(), client, vw.URL+p, nil); code != http.StatusOK || body != "ok" {
+				t.Errorf("anonymous GET %s: %d %q", p, code, body)
+			}
+		}
+		tokenClient := func(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }
+		if code, body := get(t.Context(), client, vw.URL+"/clusters/"+string(consumer)+"/api/v1/namespaces", tokenClient("reader-token")); code != http.StatusForbidden {
+			t.Errorf("a shard path on the virtual workspaces: %d %s, want 403", code, body)
+		}
+	})
+}

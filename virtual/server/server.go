@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -100,7 +101,7 @@ func (c CompletedConfig) New() (*Server, error) {
 		}
 		return nil
 	}))
-	generic, err := gc.Complete(nil).New("tessera-virtual-workspaces", genericapiserver.NewEmptyDelegateWithCustomHandler(dispatch(initializing, apiExport)))
+	generic, err := gc.Complete(nil).New("tessera-virtual-workspaces", genericapiserver.NewEmptyDelegateWithCustomHandler(dispatch(s.synced.Load, initializing, apiExport)))
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +110,19 @@ func (c CompletedConfig) New() (*Server, error) {
 }
 
 // dispatch sends requests to the virtual workspace whose prefix their
-// path has; others get a NotFound Status.
-func dispatch(initializing, apiExport http.Handler) http.Handler {
+// path has; others get a NotFound Status. Until synced holds they get a
+// ServiceUnavailable Status: an informer that has not synced would make
+// exports and logical clusters look missing.
+func dispatch(synced func() bool, initializing, apiExport http.Handler) http.Handler {
 	scheme := runtime.NewScheme()
 	statusVersion := schema.GroupVersion{Version: "v1"}
 	metav1.AddToGroupVersion(scheme, statusVersion)
 	codecs := serializer.NewCodecFactory(scheme).WithoutConversion()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		served := strings.HasPrefix(req.URL.Path, initializingworkspaces.PathPrefix) || strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix)
 		switch {
+		case served && !synced():
+			responsewriters.ErrorNegotiated(apierrors.NewServiceUnavailable("the virtual workspaces have not read the shard yet"), codecs, statusVersion, w, req)
 		case strings.HasPrefix(req.URL.Path, initializingworkspaces.PathPrefix):
 			initializing.ServeHTTP(w, req)
 		case strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix):

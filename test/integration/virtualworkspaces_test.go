@@ -144,29 +144,8 @@ func get(ctx context.Context, client *http.Client, url string, headers http.Head
 // initializing workspaces virtual workspace is served too.
 func TestStandaloneVirtualWorkspaces(t *testing.T) {
 	proxyCA := newSigner(t, "front-proxy-ca")
-	s := framework.StartShard(t, withTokens(t,
-		"reader-token,reader,reader-uid,",
-		"nobody-token,nobody,nobody-uid,",
-	))
-	const provider, consumer = logicalcluster.Name("vw-provider"), logicalcluster.Name("vw-consumer")
-	createCluster(t, s, provider)
-	createCluster(t, s, consumer)
-	publishCowboys(t, s, provider)
-	createBinding(t, s, consumer, "cowboys", string(provider), "wildwest.dev")
-	waitBound(t, s, consumer, "cowboys")
-	s.MustKubectl(t, consumer, "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
-
-	// reader may enter the provider's workspace and read the export's
-	// content; nobody may do neither.
-	reader := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "read-wildwest"},
-		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"apis.kcp.io"}, Resources: []string{"apiexports/content"}, ResourceNames: []string{"wildwest.dev"}, Verbs: []string{"get", "list", "watch"}}},
-	}
-	if _, err := kube(t, s, provider).RbacV1().ClusterRoles().Create(t.Context(), reader, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	bindClusterRole(t, s, provider, "", "reader-access", "system:kcp:workspace:access", authzUser("reader"))
-	bindClusterRole(t, s, provider, "", "reader-reads", "read-wildwest", authzUser("reader"))
+	s := framework.StartShard(t, withTokens(t, vwTokens...))
+	provider, consumer := exportCowboysForVW(t, s)
 
 	vw := startVirtualWorkspaces(t, s, func(o *vwoptions.Options) {
 		o.RequestHeader.ClientCAFile = proxyCA.writeCA(t)
@@ -305,4 +284,33 @@ func TestStandaloneVirtualWorkspaces(t *testing.T) {
 			t.Errorf("a shard path on the virtual workspaces: %d %s, want 403", code, body)
 		}
 	})
+}
+
+// vwTokens are the users of the standalone virtual workspace tests: reader
+// may enter the provider's workspace and read the export's content
+// (exportCowboysForVW grants it), nobody may do neither.
+var vwTokens = []string{"reader-token,reader,reader-uid,", "nobody-token,nobody,nobody-uid,"}
+
+// exportCowboysForVW makes vw-provider export the cowboys, vw-consumer
+// bind them and hold Cowboy one, and grants reader the export's content.
+func exportCowboysForVW(t *testing.T, s *framework.Shard) (provider, consumer logicalcluster.Name) {
+	t.Helper()
+	provider, consumer = "vw-provider", "vw-consumer"
+	createCluster(t, s, provider)
+	createCluster(t, s, consumer)
+	publishCowboys(t, s, provider)
+	createBinding(t, s, consumer, "cowboys", string(provider), "wildwest.dev")
+	waitBound(t, s, consumer, "cowboys")
+	s.MustKubectl(t, consumer, "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
+
+	reader := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "read-wildwest"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"apis.kcp.io"}, Resources: []string{"apiexports/content"}, ResourceNames: []string{"wildwest.dev"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	if _, err := kube(t, s, provider).RbacV1().ClusterRoles().Create(t.Context(), reader, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bindClusterRole(t, s, provider, "", "reader-access", "system:kcp:workspace:access", authzUser("reader"))
+	bindClusterRole(t, s, provider, "", "reader-reads", "read-wildwest", authzUser("reader"))
+	return provider, consumer
 }

@@ -3,24 +3,32 @@ package integration
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/authorization/bootstrap"
 	"github.com/tessera-dev/tessera/test/integration/framework"
 	vwoptions "github.com/tessera-dev/tessera/virtual/options"
 	vwserver "github.com/tessera-dev/tessera/virtual/server"
@@ -313,4 +321,83 @@ func exportCowboysForVW(t *testing.T, s *framework.Shard) (provider, consumer lo
 	bindClusterRole(t, s, provider, "", "reader-access", "system:kcp:workspace:access", authzUser("reader"))
 	bindClusterRole(t, s, provider, "", "reader-reads", "read-wildwest", authzUser("reader"))
 	return provider, consumer
+}
+
+// TestStandaloneInitializingWorkspaces plays a third-party initializer
+// through the standalone virtual workspaces: with a token the shard
+// reviews and the right to "initialize" its WorkspaceType in root (asked
+// of the shard by SubjectAccessReview), it lists the workspaces waiting
+// for it, sets up one's content and removes its initializer; a user
+// without that right gets 403.
+func TestStandaloneInitializingWorkspaces(t *testing.T) {
+	s := framework.StartShard(t, withTokens(t, append([]string{"ini-token,initializer,ini-uid,"}, vwTokens...)...))
+	root := kcpClient(t, s, "root")
+	wt := &tenancyv1alpha1.WorkspaceType{ObjectMeta: metav1.ObjectMeta{Name: "mytype"}, Spec: tenancyv1alpha1.WorkspaceTypeSpec{Initializer: true}}
+	if _, err := root.WorkspaceTypes().Create(t.Context(), wt, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	initializer := tenancyv1alpha1.InitializerFor("root", "mytype")
+	createRole(t, s, "root", "initialize-mytype", rbacv1.PolicyRule{Verbs: []string{"initialize"}, APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{"mytype"}})
+	bindClusterRole(t, s, "root", "", "initializer", "initialize-mytype", authzUser("initializer"))
+	bindClusterRole(t, s, "root", "", "initializer-access", bootstrap.WorkspaceAccessClusterRole, authzUser("initializer"))
+	if _, err := root.Workspaces().Create(t.Context(), &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: "w"},
+		Spec:       tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{Name: "mytype", Path: "root"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ws *tenancyv1alpha1.Workspace
+	eventually(t, workspaceTimeout, "workspace w to wait for the initializer alone", func(ctx context.Context) (bool, error) {
+		var err error
+		ws, err = root.Workspaces().Get(ctx, "w", metav1.GetOptions{})
+		return err == nil && ws.Status.Phase == corev1alpha1.LogicalClusterPhaseInitializing &&
+			slices.Equal(ws.Status.Initializers, []corev1alpha1.LogicalClusterInitializer{initializer}), err
+	})
+	cluster := logicalcluster.Name(ws.Spec.Cluster)
+
+	vw := startVirtualWorkspaces(t, s)
+	prefix := "/services/initializingworkspaces/" + string(initializer)
+	dyn, err := dynamic.NewForConfig(vw.tokenConfig(prefix+"/clusters/*", "ini-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := dyn.Resource(logicalClusterGVR).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("the initializer lists its logical clusters: %v", err)
+	}
+	if got := names(l.Items); len(got) != 1 || l.Items[0].GetAnnotations()[logicalcluster.PathAnnotationKey] != "root:w" {
+		t.Errorf("initializing logical clusters of %s: %v", initializer, got)
+	}
+	other, err := dynamic.NewForConfig(vw.tokenConfig(prefix+"/clusters/*", "reader-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Resource(logicalClusterGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("a user who may not initialize mytype: got %v, want 403", err)
+	}
+
+	inside := vw.tokenConfig(prefix+"/clusters/"+string(cluster), "ini-token")
+	k, err := kubernetes.NewForConfig(inside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "provided"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating a namespace in the initializing workspace: %v", err)
+	}
+	insideDyn, err := dynamic.NewForConfig(inside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"initializers": []string{}}})
+	if _, err := insideDyn.Resource(logicalClusterGVR).Patch(t.Context(), corev1alpha1.LogicalClusterName, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("removing the initializer through the virtual workspace: %v", err)
+	}
+	waitWorkspaceReady(t, s, "root", "w")
+	if _, err := kube(t, s, "root:w").CoreV1().Namespaces().Get(t.Context(), "provided", metav1.GetOptions{}); err != nil {
+		t.Errorf("namespace set up by the initializer: %v", err)
+	}
+	eventually(t, 30*time.Second, "the initialized workspace to leave the virtual workspace", func(ctx context.Context) (bool, error) {
+		l, err := dyn.Resource(logicalClusterGVR).List(ctx, metav1.ListOptions{})
+		return err == nil && len(l.Items) == 0, err
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,10 +26,13 @@ import (
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/authorization/bootstrap"
+	"github.com/tessera-dev/tessera/shard/etcd"
+	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/test/integration/framework"
 	vwoptions "github.com/tessera-dev/tessera/virtual/options"
 	vwserver "github.com/tessera-dev/tessera/virtual/server"
@@ -400,4 +404,52 @@ func TestStandaloneInitializingWorkspaces(t *testing.T) {
 		l, err := dyn.Resource(logicalClusterGVR).List(ctx, metav1.ListOptions{})
 		return err == nil && len(l.Items) == 0, err
 	})
+}
+
+// TestStandaloneVirtualWorkspacesAdvertised: a shard started with
+// --shard-virtual-workspace-url of the standalone virtual workspaces
+// publishes their URL in APIExportEndpointSlices, and a provider's user
+// lists its consumers' objects at that URL.
+func TestStandaloneVirtualWorkspacesAdvertised(t *testing.T) {
+	port, err := etcd.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vwURL := "https://127.0.0.1:" + strconv.Itoa(port)
+	s := framework.StartShard(t, withTokens(t, vwTokens...), func(o *options.Options) { o.ShardVirtualWorkspaceURL = vwURL })
+	provider, consumer := exportCowboysForVW(t, s)
+	vw := startVirtualWorkspaces(t, s, func(o *vwoptions.Options) { o.SecurePort = port })
+	if vw.URL != vwURL {
+		t.Fatalf("virtual workspaces at %s, want %s", vw.URL, vwURL)
+	}
+
+	slice := &apisv1alpha1.APIExportEndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: "cowboys"},
+		Spec:       apisv1alpha1.APIExportEndpointSliceSpec{APIExport: apisv1alpha1.ExportBindingReference{Path: string(provider), Name: "wildwest.dev"}},
+	}
+	if _, err := kcpClient(t, s, provider).APIExportEndpointSlices().Create(t.Context(), slice, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var endpoint string
+	eventually(t, 30*time.Second, "the endpoint slice's endpoints", func(ctx context.Context) (bool, error) {
+		sl, err := kcpClient(t, s, provider).APIExportEndpointSlices().Get(ctx, "cowboys", metav1.GetOptions{})
+		if err != nil || len(sl.Status.APIExportEndpoints) != 1 {
+			return false, err
+		}
+		endpoint = sl.Status.APIExportEndpoints[0].URL
+		return true, nil
+	})
+	if want := vwURL + "/services/apiexport/" + string(provider) + "/wildwest.dev"; endpoint != want {
+		t.Fatalf("endpoint %q, want %q", endpoint, want)
+	}
+	cfg := vw.tokenConfig("", "reader-token")
+	cfg.Host = endpoint + "/clusters/*"
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := dyn.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 || logicalcluster.From(&list.Items[0]) != consumer {
+		t.Errorf("reader lists at the advertised endpoint: %v %v", err, list)
+	}
 }

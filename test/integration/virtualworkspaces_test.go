@@ -409,7 +409,9 @@ func TestStandaloneInitializingWorkspaces(t *testing.T) {
 // TestStandaloneVirtualWorkspacesAdvertised: a shard started with
 // --shard-virtual-workspace-url of the standalone virtual workspaces
 // publishes their URL in APIExportEndpointSlices, and a provider's user
-// lists its consumers' objects at that URL.
+// lists its consumers' objects at that URL, with a token reviewed as kcp
+// deployments configure it: --authentication-kubeconfig is the shard's
+// admin.kubeconfig (root context, kcp-admin).
 func TestStandaloneVirtualWorkspacesAdvertised(t *testing.T) {
 	port, err := etcd.FreePort()
 	if err != nil {
@@ -418,7 +420,10 @@ func TestStandaloneVirtualWorkspacesAdvertised(t *testing.T) {
 	vwURL := "https://127.0.0.1:" + strconv.Itoa(port)
 	s := framework.StartShard(t, withTokens(t, vwTokens...), func(o *options.Options) { o.ShardVirtualWorkspaceURL = vwURL })
 	provider, consumer := exportCowboysForVW(t, s)
-	vw := startVirtualWorkspaces(t, s, func(o *vwoptions.Options) { o.SecurePort = port })
+	vw := startVirtualWorkspaces(t, s, func(o *vwoptions.Options) {
+		o.SecurePort = port
+		o.AuthenticationKubeconfig = s.Kubeconfig
+	})
 	if vw.URL != vwURL {
 		t.Fatalf("virtual workspaces at %s, want %s", vw.URL, vwURL)
 	}

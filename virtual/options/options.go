@@ -60,6 +60,10 @@ type Options struct {
 	// results are kept for TokenCacheTTL.
 	TokenReview   bool
 	TokenCacheTTL time.Duration
+	// AuthenticationKubeconfig, if set, is where TokenReviews go (its
+	// current context, as kcp's flag); the shard's base URL with
+	// Kubeconfig's credentials otherwise.
+	AuthenticationKubeconfig string
 
 	// AuthorizationAllowTTL and AuthorizationDenyTTL keep the shard's
 	// SubjectAccessReview answers, at most AuthorizationCacheSize of them.
@@ -108,6 +112,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	o.RequestHeader.AddFlags(fs)
 	fs.BoolVar(&o.TokenReview, "authentication-token-review", o.TokenReview, "Authenticate bearer tokens by TokenReviews sent to the shard.")
 	fs.DurationVar(&o.TokenCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenCacheTTL, "How long the shard's TokenReview answers are kept.")
+	fs.StringVar(&o.AuthenticationKubeconfig, "authentication-kubeconfig", o.AuthenticationKubeconfig, "Kubeconfig (its current context) of the server that reviews bearer tokens, e.g. a shard's admin.kubeconfig, whose root context reviews them in root (default: --kubeconfig, at the shard's base URL, in its system:admin logical cluster).")
 
 	fs = fss.FlagSet("authorization")
 	fs.DurationVar(&o.AuthorizationAllowTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizationAllowTTL, "How long an allowing SubjectAccessReview answer of the shard is kept.")
@@ -173,7 +178,7 @@ func (o CompletedOptions) Validate() []error {
 		errs = append(errs, errors.New("--requestheader-client-ca-file requires at least one --requestheader-username-headers"))
 	}
 	for flag, file := range map[string]string{
-		"--kubeconfig": o.Kubeconfig, "--client-ca-file": o.ClientCAFile, "--requestheader-client-ca-file": o.RequestHeader.ClientCAFile,
+		"--kubeconfig": o.Kubeconfig, "--authentication-kubeconfig": o.AuthenticationKubeconfig, "--client-ca-file": o.ClientCAFile, "--requestheader-client-ca-file": o.RequestHeader.ClientCAFile,
 		"--tls-cert-file": o.TLSCertFile, "--tls-private-key-file": o.TLSPrivateKeyFile,
 	} {
 		if file == "" {

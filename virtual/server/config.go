@@ -175,9 +175,22 @@ func (c *Config) authentication(gc *genericapiserver.Config, shard kubernetes.In
 	}
 	if o.TokenReview {
 		// Cache audit (issue 9): not cluster-dependent: every token is
-		// reviewed in the shard's system:admin logical cluster, whatever
-		// the request's, so an answer holds for every request.
+		// reviewed in one logical cluster (the shard's system:admin, or
+		// that of --authentication-kubeconfig), whatever the request's,
+		// so an answer holds for every request.
 		ac.TokenAccessReviewClient = shard.AuthenticationV1()
+		if o.AuthenticationKubeconfig != "" {
+			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: o.AuthenticationKubeconfig}, &clientcmd.ConfigOverrides{}).ClientConfig()
+			if err != nil {
+				return fmt.Errorf("--authentication-kubeconfig: %w", err)
+			}
+			cfg.UserAgent = c.Shard.UserAgent
+			client, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return fmt.Errorf("--authentication-kubeconfig: %w", err)
+			}
+			ac.TokenAccessReviewClient = client.AuthenticationV1()
+		}
 	}
 	if o.ClientCAFile != "" {
 		ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", o.ClientCAFile)

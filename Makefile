@@ -10,6 +10,7 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION)+tessera-$
            -X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION)+tessera-$(VERSION)
 ROOT_DIR ?= .tessera
 CACHE_ROOT_DIR ?= .tessera-cache
+VW_ROOT_DIR ?= .tessera-virtual-workspaces
 TEST_TIMEOUT ?= 35m
 
 # kubectl: the machine's, or one built from Go modules when there is none.
@@ -22,7 +23,7 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build the binaries (tessera, tessera-front-proxy, tessera-cache-server, kubectl plugins) into ./bin
+build: ## Build the binaries (tessera, tessera-front-proxy, tessera-cache-server, tessera-virtual-workspaces, kubectl plugins) into ./bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 .PHONY: run
@@ -32,6 +33,12 @@ run: build ## Run `tessera start` with embedded etcd under ./.tessera
 .PHONY: run-cache-server
 run-cache-server: build ## Run tessera-cache-server with embedded etcd under ./.tessera-cache (HTTPS on 6444)
 	$(BIN)/tessera-cache-server --root-directory $(CACHE_ROOT_DIR)
+
+.PHONY: run-virtual-workspaces
+run-virtual-workspaces: build ## Run tessera-virtual-workspaces for the shard of `make run` (HTTPS on 6445, certificates under ./.tessera-virtual-workspaces)
+	$(BIN)/tessera-virtual-workspaces --root-directory $(VW_ROOT_DIR) \
+		--kubeconfig $(ROOT_DIR)/admin.kubeconfig --context shard-base --shard-name root \
+		--client-ca-file $(ROOT_DIR)/certs/ca.crt
 
 .PHONY: install
 install: ## Install the binaries (tessera, kubectl plugins) into GOBIN
@@ -74,7 +81,7 @@ fuzz: ## Run every fuzz target for FUZZ_TIME (10s) beyond its seed corpus
 
 .PHONY: test-unit
 test-unit: ## Run unit tests only
-	$(GO) test -short ./pkg/... ./shard/... ./cacheserver/...
+	$(GO) test -short ./pkg/... ./shard/... ./cacheserver/... ./virtual/...
 
 .PHONY: test-integration
 test-integration: kubectl ## Run the integration tests only
@@ -116,4 +123,4 @@ lint: verify ## Alias of verify
 
 .PHONY: clean
 clean: ## Remove build output and the local root directories
-	rm -rf $(BIN) $(ROOT_DIR) $(CACHE_ROOT_DIR)
+	rm -rf $(BIN) $(ROOT_DIR) $(CACHE_ROOT_DIR) $(VW_ROOT_DIR)

@@ -221,8 +221,9 @@ func (s *Server) newWorkspaceControllers() error {
 
 // ownerState tells whether the Workspace that owns a logical cluster
 // exists, asking etcd and the API, never only a cache. A parent logical
-// cluster that does not exist on this shard is gone only if this shard is
-// the only one; else another shard may hold it, and this one cannot tell.
+// cluster that is not on this shard is looked for on every other shard:
+// it is gone only when all of them say so, and its Workspace is asked for
+// on the shard that has it.
 func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterOwner) (orphanlogicalclusters.OwnerState, error) {
 	if o == nil || o.Resource != "workspaces" {
 		return orphanlogicalclusters.OwnerUnknown, nil
@@ -236,16 +237,27 @@ func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterO
 		return orphanlogicalclusters.OwnerUnknown, err
 	}
 	if !st.Exists {
-		shards, err := s.shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
+		shard, found, err := s.findCluster(ctx, parent)
+		switch {
+		case err != nil:
+			return orphanlogicalclusters.OwnerUnknown, err
+		case !found:
+			return orphanlogicalclusters.OwnerGone, nil
+		}
+		client, err := s.kcpFor(shard, parent)
 		if err != nil {
 			return orphanlogicalclusters.OwnerUnknown, err
 		}
-		for _, sh := range shards {
-			if sh.Name != s.Options.ShardName {
-				return orphanlogicalclusters.OwnerUnknown, nil
-			}
+		ws, err := client.Workspaces().Get(ctx, o.Name, metav1.GetOptions{})
+		switch {
+		case isNotFoundStatus(err):
+			return orphanlogicalclusters.OwnerGone, nil
+		case err != nil:
+			return orphanlogicalclusters.OwnerUnknown, err
+		case ws.UID != o.UID:
+			return orphanlogicalclusters.OwnerGone, nil
 		}
-		return orphanlogicalclusters.OwnerGone, nil
+		return orphanlogicalclusters.OwnerExists, nil
 	}
 	// The common case, an owner the informer has, costs no request; only
 	// an owner the cache does not show is looked up on the server.

@@ -22,6 +22,7 @@ import (
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
@@ -167,7 +168,9 @@ func (s *Server) ensureHome(ctx context.Context, u user.Info) (*tenancyv1alpha1.
 	home := HomePath(HomePrefix, u.GetName(), o.HomeWorkspacesBucketLevels, o.HomeWorkspacesBucketSize)
 	// The segments below root, with the type of each.
 	segs := strings.Split(home.String(), ":")[1:]
-	parent := logicalcluster.Root
+	// Root lives on the root shard; each Workspace names the shard of
+	// its logical cluster.
+	parent, parentShard := logicalcluster.Root, "root"
 	var ws *tenancyv1alpha1.Workspace
 	for i, seg := range segs {
 		typ := tenancyv1alpha1.HomeBucketWorkspaceTypeName
@@ -178,11 +181,15 @@ func (s *Server) ensureHome(ctx context.Context, u user.Info) (*tenancyv1alpha1.
 			typ = tenancyv1alpha1.HomeWorkspaceTypeName
 		}
 		var err error
-		ws, err = s.ensureWorkspace(ctx, parent, seg, typ, i == len(segs)-1, u)
+		if st, err := s.clusterState(parent); err == nil && st.Exists {
+			ws, err = s.ensureWorkspace(ctx, parent, seg, typ, i == len(segs)-1, u)
+		} else {
+			ws, err = s.ensureRemoteWorkspace(ctx, parentShard, parent, seg, typ, i == len(segs)-1, u)
+		}
 		if err != nil {
 			return nil, err
 		}
-		parent = logicalcluster.Name(ws.Spec.Cluster)
+		parent, parentShard = logicalcluster.Name(ws.Spec.Cluster), ws.Annotations[tenancyv1alpha1.WorkspaceShardAnnotationKey]
 	}
 	return ws, nil
 }
@@ -200,26 +207,8 @@ func (s *Server) ensureWorkspace(ctx context.Context, parent logicalcluster.Name
 		return nil, cerr
 	}
 	if apierrors.IsNotFound(err) {
-		ws = &tenancyv1alpha1.Workspace{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{
-				Name: typ, Path: logicalcluster.Root.String(),
-			}},
-		}
-		if owned {
-			owner, err := json.Marshal(authenticationv1.UserInfo{Username: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: extraOf(u)})
-			if err != nil {
-				return nil, err
-			}
-			ws.Annotations = map[string]string{tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey: string(owner)}
-		}
-		_, err := client.Workspaces().Create(ctx, ws, metav1.CreateOptions{})
-		switch {
-		case err == nil:
-			klog.FromContext(ctx).V(2).Info("Created home workspace", "parent", parent, "name", name, "type", typ, "user", u.GetName())
-		case apierrors.IsAlreadyExists(err):
-		default:
-			return nil, fmt.Errorf("creating workspace %s in %s for the home of %q: %w", name, parent, u.GetName(), err)
+		if err := createHomeWorkspace(ctx, client, parent, name, typ, owned, u); err != nil {
+			return nil, err
 		}
 	}
 	// Wait for Ready: the local informer sees the phase as soon as the
@@ -235,6 +224,65 @@ func (s *Server) ensureWorkspace(ctx context.Context, parent logicalcluster.Name
 			return nil, ctx.Err()
 		case <-tick.C:
 		}
+	}
+}
+
+// createHomeWorkspace creates the Workspace name of type typ in parent,
+// owned by u if owned; one that exists already is fine.
+func createHomeWorkspace(ctx context.Context, client *kcpclient.Clientset, parent logicalcluster.Name, name string, typ tenancyv1alpha1.WorkspaceTypeName, owned bool, u user.Info) error {
+	ws := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: tenancyv1alpha1.WorkspaceSpec{Type: &tenancyv1alpha1.WorkspaceTypeReference{
+			Name: typ, Path: logicalcluster.Root.String(),
+		}},
+	}
+	if owned {
+		owner, err := json.Marshal(authenticationv1.UserInfo{Username: u.GetName(), UID: u.GetUID(), Groups: u.GetGroups(), Extra: extraOf(u)})
+		if err != nil {
+			return err
+		}
+		ws.Annotations = map[string]string{tenancyv1alpha1.ExperimentalWorkspaceOwnerAnnotationKey: string(owner)}
+	}
+	_, err := client.Workspaces().Create(ctx, ws, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		klog.FromContext(ctx).V(2).Info("Created home workspace", "parent", parent, "name", name, "type", typ, "user", u.GetName())
+	case apierrors.IsAlreadyExists(err):
+	default:
+		return fmt.Errorf("creating workspace %s in %s for the home of %q: %w", name, parent, u.GetName(), err)
+	}
+	return nil
+}
+
+// ensureRemoteWorkspace is ensureWorkspace for a parent on another shard:
+// read, created and waited for over HTTPS, polling with backoff.
+func (s *Server) ensureRemoteWorkspace(ctx context.Context, shard string, parent logicalcluster.Name, name string, typ tenancyv1alpha1.WorkspaceTypeName, owned bool, u user.Info) (*tenancyv1alpha1.Workspace, error) {
+	client, err := s.kcpFor(shard, parent)
+	if err != nil {
+		return nil, err
+	}
+	delay := 20 * time.Millisecond
+	created := false
+	for {
+		ws, err := client.Workspaces().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case err == nil && ws.Status.Phase == corev1alpha1.LogicalClusterPhaseReady:
+			return ws, nil
+		case isNotFoundStatus(err) && !created:
+			if err := createHomeWorkspace(ctx, client, parent, name, typ, owned, u); err != nil {
+				return nil, err
+			}
+			created = true
+			continue
+		case err != nil && !apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("reading workspace %s in %s on shard %s: %w", name, parent, shard, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
 	}
 }
 

@@ -229,6 +229,10 @@ func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterO
 		return orphanlogicalclusters.OwnerUnknown, err
 	}
 	if !st.Exists {
+		// A joining shard does not hold root's Shards: it cannot tell.
+		if !s.Options.IsRoot() {
+			return orphanlogicalclusters.OwnerUnknown, nil
+		}
 		shards, err := s.Informers.Shards().Lister().Cluster(logicalcluster.Root).List(labels.Everything())
 		if err != nil {
 			return orphanlogicalclusters.OwnerUnknown, err

@@ -261,6 +261,7 @@ func (s *Server) runRegistration(ctx context.Context, root *kcpclient.Clientset,
 		if !registered {
 			logger.Info("Registered the shard in the root shard", "baseURL", desired.Spec.BaseURL)
 			registered = true
+			s.checkCoreIdentities(ctx, root)
 		}
 		if err := watchShard(ctx, root.Shards(), desired, current.ResourceVersion); err != nil {
 			logger.V(2).Info("Watching the shard's Shard in root ended", "err", err)
@@ -320,4 +321,21 @@ func applyShard(ctx context.Context, shards kcpclient.ShardInterface, desired *c
 		existing.Labels[k] = v
 	}
 	return shards.Update(ctx, existing, metav1.UpdateOptions{})
+}
+
+// checkCoreIdentities logs an error when root's core identities are not
+// those the shard stores its objects under (root was set up anew after
+// the shard kept its copy): the shard's objects of kcp's APIs are then not
+// those of the installation. It changes nothing.
+func (s *Server) checkCoreIdentities(ctx context.Context, root *kcpclient.Clientset) {
+	hashes, err := fetchCoreIdentities(ctx, root)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Cannot compare the identities of kcp's APIs with root's", "err", err)
+		return
+	}
+	for export, hash := range hashes {
+		if s.core.byExport[export] != hash {
+			klog.FromContext(ctx).Error(nil, "The identity of one of kcp's APIExports in root is not the one this shard uses; its data dir belongs to another installation", "export", "root:"+export, "root", hash, "shard", s.core.byExport[export])
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
@@ -37,7 +38,29 @@ type Files struct {
 	// group system:kcp:admin: full access through the bootstrap RBAC
 	// policy, but not a shard admin (system:masters).
 	KCPAdmin Pair
+	// ShardClient is the client certificate the shard presents to other
+	// shards and the cache server: a shard admin (system:masters).
+	ShardClient Pair
 }
+
+// Sources are certificates given rather than generated; a zero Pair is
+// generated under the directory.
+type Sources struct {
+	// CA is the installation CA: it signs every certificate generated, and
+	// is the CA of Files. Its key is needed.
+	CA Pair
+	// Serving is used as is.
+	Serving Pair
+	// ShardClient is used as is.
+	ShardClient Pair
+	// ShardName names the generated shard client certificate's user,
+	// ShardUserPrefix+ShardName.
+	ShardName string
+}
+
+// ShardUserPrefix prefixes the user of a shard's generated client
+// certificate.
+const ShardUserPrefix = "system:shard:"
 
 // AdminUser is the user name of the admin client certificate.
 const AdminUser = "shard-admin"
@@ -58,22 +81,54 @@ const validity = 10 * 365 * 24 * time.Hour
 // hosts and an admin client certificate, creating what is missing. A serving
 // certificate that does not cover every host is replaced.
 func Ensure(dir string, hosts []string) (Files, error) {
+	return EnsureWith(dir, hosts, Sources{})
+}
+
+// EnsureWith is Ensure with certificates from elsewhere: an installation CA
+// that replaces the generated one, and a serving and shard client
+// certificate used as they are. What it generates is signed by the CA and
+// kept in dir; one signed by another CA (generated before the installation
+// CA was given) is replaced.
+func EnsureWith(dir string, hosts []string, src Sources) (Files, error) {
 	f := Files{
 		CA:      Pair{filepath.Join(dir, "ca.crt"), filepath.Join(dir, "ca.key")},
 		Serving: Pair{filepath.Join(dir, "apiserver.crt"), filepath.Join(dir, "apiserver.key")},
 		Admin:   Pair{filepath.Join(dir, "admin.crt"), filepath.Join(dir, "admin.key")},
 
-		KCPAdmin: Pair{filepath.Join(dir, "kcp-admin.crt"), filepath.Join(dir, "kcp-admin.key")},
+		KCPAdmin:    Pair{filepath.Join(dir, "kcp-admin.crt"), filepath.Join(dir, "kcp-admin.key")},
+		ShardClient: Pair{filepath.Join(dir, "shard-client.crt"), filepath.Join(dir, "shard-client.key")},
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return f, err
 	}
-	ca, caKey, err := ensureCA(f.CA)
+	var (
+		ca    *x509.Certificate
+		caKey crypto.Signer
+		err   error
+	)
+	if src.CA != (Pair{}) {
+		f.CA = src.CA
+		ca, caKey, err = load(src.CA)
+		if err == nil && !ca.IsCA {
+			err = fmt.Errorf("%s is not a CA certificate", src.CA.CertFile)
+		}
+	} else {
+		ca, caKey, err = ensureCA(f.CA)
+	}
 	if err != nil {
 		return f, fmt.Errorf("certificate authority: %w", err)
 	}
-	if err := ensureServing(f.Serving, ca, caKey, hosts); err != nil {
+	if src.Serving != (Pair{}) {
+		f.Serving = src.Serving
+	} else if err := ensureServing(f.Serving, ca, caKey, hosts); err != nil {
 		return f, fmt.Errorf("serving certificate: %w", err)
+	}
+	if src.ShardClient != (Pair{}) {
+		f.ShardClient = src.ShardClient
+	} else if src.ShardName != "" {
+		if err := ensureClient(f.ShardClient, ca, caKey, ShardUserPrefix+src.ShardName, []string{AdminGroup}); err != nil {
+			return f, fmt.Errorf("shard client certificate: %w", err)
+		}
 	}
 	if err := ensureClient(f.Admin, ca, caKey, AdminUser, []string{AdminGroup}); err != nil {
 		return f, fmt.Errorf("admin client certificate: %w", err)
@@ -179,7 +234,8 @@ func ensureClient(p Pair, ca *x509.Certificate, caKey crypto.Signer, user string
 	}
 	if ok {
 		cert, _, err := load(p)
-		if err == nil && cert.CheckSignatureFrom(ca) == nil && time.Now().Before(cert.NotAfter) {
+		if err == nil && cert.CheckSignatureFrom(ca) == nil && time.Now().Before(cert.NotAfter) &&
+			cert.Subject.CommonName == user && slices.Equal(cert.Subject.Organization, groups) {
 			return nil
 		}
 	}

@@ -102,6 +102,31 @@ type Options struct {
 	// workspaces (Shard spec.virtualWorkspaceURL); the base URL by default.
 	ShardVirtualWorkspaceURL string
 
+	// RootShardKubeconfigFile makes this a non-root shard: a kubeconfig
+	// with admin (system:masters) credentials to the root shard (its
+	// shard-base context when it has one, as kcp reads it; else its
+	// current context). See package server, join.go.
+	RootShardKubeconfigFile string
+
+	// TLSCertFile and TLSPrivateKeyFile are an existing serving
+	// certificate, used as is; otherwise one is generated under
+	// <root directory>/certs, signed by the installation CA or the shard's
+	// own CA.
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+	// InstallationCACertFile and InstallationCAKeyFile are a CA shared by
+	// every process of an installation: the shard signs with it the
+	// certificates it lacks (serving, admin, shard client) and trusts
+	// client certificates it signed, unless --client-ca-file names other
+	// CAs. Without them the shard generates its own CA.
+	InstallationCACertFile string
+	InstallationCAKeyFile  string
+	// ShardClientCertFile and ShardClientKeyFile are the client
+	// certificate the shard presents to other shards and the cache server
+	// (kcp's flags); generated from the CA when not given.
+	ShardClientCertFile string
+	ShardClientKeyFile  string
+
 	// Home workspaces: root:users:<bucket>...:<user>, created on first use.
 	EnableHomeWorkspaces       bool
 	HomeCreatorGroups          []string
@@ -143,6 +168,12 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.ShardExternalURL, "shard-external-url", o.ShardExternalURL, "Address in the URLs of workspaces on this shard, usually a front-proxy (default: the base URL).")
 	fs.StringVar(&o.ShardVirtualWorkspaceURL, "shard-virtual-workspace-url", o.ShardVirtualWorkspaceURL, "Address of this shard's virtual workspaces (default: the base URL).")
 
+	fs.StringVar(&o.RootShardKubeconfigFile, "root-shard-kubeconfig-file", o.RootShardKubeconfigFile, "Kubeconfig holding admin (system:masters) credentials to the root shard; its shard-base context if present, else its current context. With it, this shard joins that installation: --shard-name must not be root.")
+	fs.StringVar(&o.ShardClientCertFile, "shard-client-cert-file", o.ShardClientCertFile, "Client certificate the shard presents to other shards and the cache server (default: generated under <root directory>/certs for user system:shard:<shard name> in group system:masters).")
+	fs.StringVar(&o.ShardClientKeyFile, "shard-client-key-file", o.ShardClientKeyFile, "Key of --shard-client-cert-file.")
+	fs.StringVar(&o.InstallationCACertFile, "installation-ca-cert-file", o.InstallationCACertFile, "CA of the installation, shared by all shards: signs the certificates the shard generates and verifies client certificates (unless --client-ca-file is set). Default: a CA generated under <root directory>/certs.")
+	fs.StringVar(&o.InstallationCAKeyFile, "installation-ca-key-file", o.InstallationCAKeyFile, "Key of --installation-ca-cert-file.")
+
 	fs = fss.FlagSet("workspaces")
 	fs.BoolVar(&o.EnableHomeWorkspaces, "enable-home-workspaces", o.EnableHomeWorkspaces, "Create a home workspace root:users:<bucket>:...:<user> for a user on first access through ~.")
 	fs.StringSliceVar(&o.HomeCreatorGroups, "home-creator-groups", o.HomeCreatorGroups, "Groups whose members get a home workspace.")
@@ -153,6 +184,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve HTTPS on.")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "Port to serve HTTPS on.")
 	fs.StringVar(&o.ExternalHostname, "external-hostname", o.ExternalHostname, "Host name clients use to reach the shard (default: the bind address).")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "Serving certificate, used as is (default: generated under <root directory>/certs for the external hostname, bind address, 127.0.0.1 and localhost, signed by the installation CA or the shard's own CA).")
+	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "Key of --tls-cert-file.")
 
 	fs = fss.FlagSet("etcd")
 	fs.StringSliceVar(&o.EtcdServers, "etcd-servers", o.EtcdServers, "External etcd servers to use instead of the embedded etcd (scheme://ip:port, comma separated).")
@@ -224,6 +257,14 @@ func (o *Options) Complete() (CompletedOptions, error) {
 		c.ShardVirtualWorkspaceURL = c.ShardBaseURL
 	}
 	c.ShardVirtualWorkspaceURL = strings.TrimSuffix(c.ShardVirtualWorkspaceURL, "/")
+	for _, f := range []*string{&c.RootShardKubeconfigFile, &c.TLSCertFile, &c.TLSPrivateKeyFile, &c.InstallationCACertFile, &c.InstallationCAKeyFile, &c.ShardClientCertFile, &c.ShardClientKeyFile} {
+		if *f == "" {
+			continue
+		}
+		if *f, err = filepath.Abs(*f); err != nil {
+			return CompletedOptions{}, err
+		}
+	}
 	return CompletedOptions{&completedOptions{&c}}, nil
 }
 
@@ -269,6 +310,7 @@ func (o CompletedOptions) Validate() []error {
 	if o.ShardName == "" {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))
 	}
+	errs = append(errs, o.validateJoin()...)
 	errs = append(errs, o.Authentication.Validate()...)
 	errs = append(errs, o.Audit.Validate()...)
 	return errs

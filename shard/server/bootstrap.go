@@ -17,9 +17,6 @@ import (
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
-// bootstrapClusters are created on first start.
-var bootstrapClusters = []logicalcluster.Name{logicalcluster.SystemAdmin, logicalcluster.Root}
-
 // ensureLogicalClusters creates the LogicalCluster objects of the clusters
 // every shard starts with, through the loopback client.
 func ensureLogicalClusters(ctx context.Context, loopback *rest.Config, names []logicalcluster.Name) error {

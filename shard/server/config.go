@@ -83,7 +83,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := certs.Ensure(filepath.Join(o.RootDirectory, "certs"), sets.List(sets.New(o.ExternalHostname, o.BindAddress, "127.0.0.1", "localhost")))
+	files, err := certs.EnsureWith(filepath.Join(o.RootDirectory, "certs"), sets.List(sets.New(o.ExternalHostname, o.BindAddress, "127.0.0.1", "localhost")), certSources(o))
 	if err != nil {
 		return nil, err
 	}

@@ -280,9 +280,10 @@ func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterO
 	return orphanlogicalclusters.OwnerExists, nil
 }
 
-// shardConfig returns a config for a shard's base URL, with the admin
-// client certificate. Logical clusters are created on shards through it,
-// also on this one: the same HTTPS path as across shards.
+// shardConfig returns a config for a shard's base URL, with the shard's
+// client certificate (system:masters, from the installation CA). Logical
+// clusters are created on shards through it, also on this one: the same
+// HTTPS path as across shards.
 func (s *Server) shardConfig(shard *corev1alpha1.Shard) (*rest.Config, error) {
 	if shard.Spec.BaseURL == "" {
 		return nil, fmt.Errorf("shard %s has no baseURL", shard.Name)
@@ -291,8 +292,8 @@ func (s *Server) shardConfig(shard *corev1alpha1.Shard) (*rest.Config, error) {
 		Host: shard.Spec.BaseURL,
 		TLSClientConfig: rest.TLSClientConfig{
 			CAFile:   s.Certs.CA.CertFile,
-			CertFile: s.Certs.Admin.CertFile,
-			KeyFile:  s.Certs.Admin.KeyFile,
+			CertFile: s.Certs.ShardClient.CertFile,
+			KeyFile:  s.Certs.ShardClient.KeyFile,
 		},
 		QPS:   200,
 		Burst: 400,

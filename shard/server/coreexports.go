@@ -133,45 +133,33 @@ func (c *coreIdentities) isCoreIdentity(identity string) bool {
 // coreIdentityTimeout bounds reading or creating the identity Secrets.
 const coreIdentityTimeout = 30 * time.Second
 
-// loadCoreIdentities reads the identity Secrets of the core exports from
-// root, creating them when missing, and points the storage of the core
-// resources at their identities. It runs before the registries are built.
+// loadCoreIdentities learns the identities of the core exports and points
+// the storage of the core resources at them. It runs before the registries
+// are built. The root shard keeps them as identity Secrets in root,
+// creating them when missing; a joining shard reads them from root
+// (joinedCoreIdentities).
 func (s *Server) loadCoreIdentities(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, coreIdentityTimeout)
-	defer cancel()
-	secrets := corev1.Resource("secrets")
-	opts, err := s.Storage.GetRESTOptions(secrets, &corev1.Secret{})
+	var (
+		hashes map[string]string
+		err    error
+	)
+	if s.Options.IsRoot() {
+		hashes, err = s.ownCoreIdentities(ctx)
+	} else {
+		hashes, err = s.joinedCoreIdentities(ctx)
+	}
 	if err != nil {
 		return err
 	}
-	raw, destroy, err := generic.NewRawStorage(opts.StorageConfig,
-		func() runtime.Object { return &corev1.Secret{} }, func() runtime.Object { return &corev1.SecretList{} }, opts.ResourcePrefix)
-	if err != nil {
-		return err
-	}
-	defer destroy()
-	store := storage.ClusterAware(raw, opts.ResourcePrefix)
-	rootCtx := logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: logicalcluster.Root})
-
 	ids := &coreIdentities{byExport: map[string]string{}, byResource: map[schema.GroupResource]string{}, gated: map[schema.GroupResource]bool{}}
 	if s.Storage.Prefixes == nil {
 		s.Storage.Prefixes = map[schema.GroupResource]string{}
 	}
 	for _, e := range coreExports {
-		key := opts.ResourcePrefix + "/" + apisv1alpha1.IdentitySecretNamespace + "/" + e.name
-		secret := &corev1.Secret{}
-		err := store.Get(rootCtx, key, k8sstorage.GetOptions{}, secret)
-		if k8sstorage.IsNotFound(err) {
-			secret, err = createIdentitySecret(rootCtx, store, key, e.name)
+		hash := hashes[e.name]
+		if !identityHashRE.MatchString(hash) {
+			return fmt.Errorf("the identity of APIExport root:%s is %q, not a hash", e.name, hash)
 		}
-		if err != nil {
-			return fmt.Errorf("reading the identity of APIExport root:%s: %w", e.name, err)
-		}
-		k := secret.Data[apisv1alpha1.SecretKeyAPIExportIdentity]
-		if len(k) == 0 {
-			return fmt.Errorf("the identity Secret root:%s/%s has no %q", apisv1alpha1.IdentitySecretNamespace, e.name, apisv1alpha1.SecretKeyAPIExportIdentity)
-		}
-		hash := apiexport.IdentityHash(k)
 		ids.byExport[e.name] = hash
 		for _, gr := range e.resources {
 			ids.byResource[gr] = hash
@@ -181,6 +169,46 @@ func (s *Server) loadCoreIdentities(ctx context.Context) error {
 	}
 	s.core = ids
 	return s.migrateCoreKeys(ctx)
+}
+
+// ownCoreIdentities reads the identity Secrets of the core exports from
+// root in etcd, creating them when missing, and returns their hashes by
+// export.
+func (s *Server) ownCoreIdentities(ctx context.Context) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, coreIdentityTimeout)
+	defer cancel()
+	secrets := corev1.Resource("secrets")
+	opts, err := s.Storage.GetRESTOptions(secrets, &corev1.Secret{})
+	if err != nil {
+		return nil, err
+	}
+	raw, destroy, err := generic.NewRawStorage(opts.StorageConfig,
+		func() runtime.Object { return &corev1.Secret{} }, func() runtime.Object { return &corev1.SecretList{} }, opts.ResourcePrefix)
+	if err != nil {
+		return nil, err
+	}
+	defer destroy()
+	store := storage.ClusterAware(raw, opts.ResourcePrefix)
+	rootCtx := logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: logicalcluster.Root})
+
+	hashes := map[string]string{}
+	for _, e := range coreExports {
+		key := opts.ResourcePrefix + "/" + apisv1alpha1.IdentitySecretNamespace + "/" + e.name
+		secret := &corev1.Secret{}
+		err := store.Get(rootCtx, key, k8sstorage.GetOptions{}, secret)
+		if k8sstorage.IsNotFound(err) {
+			secret, err = createIdentitySecret(rootCtx, store, key, e.name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the identity of APIExport root:%s: %w", e.name, err)
+		}
+		k := secret.Data[apisv1alpha1.SecretKeyAPIExportIdentity]
+		if len(k) == 0 {
+			return nil, fmt.Errorf("the identity Secret root:%s/%s has no %q", apisv1alpha1.IdentitySecretNamespace, e.name, apisv1alpha1.SecretKeyAPIExportIdentity)
+		}
+		hashes[e.name] = apiexport.IdentityHash(k)
+	}
+	return hashes, nil
 }
 
 func createIdentitySecret(ctx context.Context, store k8sstorage.Interface, key, name string) (*corev1.Secret, error) {

@@ -322,7 +322,7 @@ func (s *Server) build(ctx context.Context) error {
 		return nil
 	})
 	generic.AddPostStartHookOrDie("tessera-bootstrap-logical-clusters", func(hc genericapiserver.PostStartHookContext) error {
-		if err := ensureLogicalClusters(hc.Context, hc.LoopbackClientConfig, bootstrapClusters); err != nil {
+		if err := ensureLogicalClusters(hc.Context, hc.LoopbackClientConfig, s.bootstrapClusters()); err != nil {
 			return err
 		}
 		// The loopback config addresses the shard base URL: system:admin.
@@ -333,7 +333,7 @@ func (s *Server) build(ctx context.Context) error {
 		if err := authzbootstrap.Ensure(hc.Context, admin); err != nil {
 			return err
 		}
-		if err := s.bootstrapTenancy(hc.Context, hc.LoopbackClientConfig); err != nil {
+		if err := s.bootstrapInstallation(hc.Context, hc.LoopbackClientConfig); err != nil {
 			return err
 		}
 		go s.announceReady(hc.Context, hc.LoopbackClientConfig)

@@ -125,27 +125,7 @@ func ensureWorkspaceTypes(ctx context.Context, root *kcpclient.Clientset) error 
 // URLs up to date.
 func ensureShard(ctx context.Context, root *kcpclient.Clientset, desired *corev1alpha1.Shard) error {
 	err := retryBootstrap(ctx, func() error {
-		existing, err := root.Shards().Get(ctx, desired.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			_, err = root.Shards().Create(ctx, desired, metav1.CreateOptions{})
-			if err == nil {
-				klog.FromContext(ctx).Info("Registered shard", "shard", desired.Name, "baseURL", desired.Spec.BaseURL)
-			}
-			return err
-		case err != nil:
-			return err
-		case equality.Semantic.DeepEqual(existing.Spec, desired.Spec) && hasLabels(existing.Labels, desired.Labels):
-			return nil
-		}
-		existing.Spec = desired.Spec
-		if existing.Labels == nil {
-			existing.Labels = map[string]string{}
-		}
-		for k, v := range desired.Labels {
-			existing.Labels[k] = v
-		}
-		_, err = root.Shards().Update(ctx, existing, metav1.UpdateOptions{})
+		_, err := applyShard(ctx, root.Shards(), desired)
 		return err
 	})
 	if err != nil {
@@ -191,15 +171,5 @@ func (s *Server) bootstrapTenancy(ctx context.Context, loopback *rest.Config) er
 	if err := ensureWorkspaceTypes(ctx, root); err != nil {
 		return err
 	}
-	o := s.Options
-	return ensureShard(ctx, root, &corev1alpha1.Shard{
-		// kcp's shards carry their name as label name (kcp's clients
-		// select the root shard by name=root).
-		ObjectMeta: metav1.ObjectMeta{Name: o.ShardName, Labels: map[string]string{"name": o.ShardName}},
-		Spec: corev1alpha1.ShardSpec{
-			BaseURL:             o.ShardBaseURL,
-			ExternalURL:         o.ShardExternalURL,
-			VirtualWorkspaceURL: o.ShardVirtualWorkspaceURL,
-		},
-	})
+	return ensureShard(ctx, root, s.shardObject())
 }

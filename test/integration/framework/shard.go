@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/certs"
 	"github.com/tessera-dev/tessera/shard/etcd"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/shard/server"
@@ -31,8 +32,10 @@ type Shard struct {
 	URL string
 	// Kubeconfig is the path of the admin kubeconfig.
 	Kubeconfig string
-	cancel     context.CancelFunc
-	done       chan error
+	// Certs are the shard's certificate files, as of its last start.
+	Certs  certs.Files
+	cancel context.CancelFunc
+	done   chan error
 }
 
 // Option changes the options of a shard before it starts.
@@ -45,6 +48,38 @@ func WithRequestHeader(caFile string, names ...string) Option {
 	return func(o *options.Options) {
 		o.Authentication.RequestHeader.ClientCAFile = caFile
 		o.Authentication.RequestHeader.AllowedNames = names
+	}
+}
+
+// NewInstallationCA creates a CA for the shards of one installation and
+// returns its certificate and key files.
+func NewInstallationCA(t testing.TB) (certFile, keyFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	p := certs.Pair{CertFile: filepath.Join(dir, "ca.crt"), KeyFile: filepath.Join(dir, "ca.key")}
+	if _, _, err := certs.EnsureCA(p); err != nil {
+		t.Fatal(err)
+	}
+	return p.CertFile, p.KeyFile
+}
+
+// WithInstallationCA makes the shard sign its certificates with the
+// installation CA and trust client certificates it signed
+// (--installation-ca-cert-file, --installation-ca-key-file).
+func WithInstallationCA(certFile, keyFile string) Option {
+	return func(o *options.Options) {
+		o.InstallationCACertFile = certFile
+		o.InstallationCAKeyFile = keyFile
+	}
+}
+
+// JoiningRoot makes the shard a non-root shard named name that joins the
+// installation of root, through root's admin kubeconfig
+// (--root-shard-kubeconfig-file, --shard-name).
+func JoiningRoot(root *Shard, name string) Option {
+	return func(o *options.Options) {
+		o.ShardName = name
+		o.RootShardKubeconfigFile = root.Kubeconfig
 	}
 }
 
@@ -122,6 +157,7 @@ func (s *Shard) start() error {
 		return err
 	}
 	s.URL = cfg.ServerURL
+	s.Certs = cfg.Certs
 	s.cancel = cancel
 	s.done = make(chan error, 1)
 	go func() { s.done <- srv.Run(ctx) }()

@@ -24,14 +24,15 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/shard/controllers/replication"
+	"github.com/tessera-dev/tessera/shard/options"
 )
 
 // The cache server holds what every shard of an installation must see
 // (package replication pushes this shard's part). Without
-// --cache-kubeconfig the shard serves one itself under /services/cache on
-// its own port, in its own etcd (keys under /cache), for members of
-// system:masters: a single shard is a complete installation, and other
-// shards may use it as their cache.
+// --cache-kubeconfig the root shard serves one itself under /services/cache
+// on its own port, in its own etcd (keys under /cache), for members of
+// system:masters, and joining shards use it: a single shard is a complete
+// installation, and a small one needs no cache server process.
 
 // cacheState is the shard's cache server connection.
 type cacheState struct {
@@ -101,8 +102,18 @@ func union[T runtime.Object](s *cacheState, local, global informers.Informer[T],
 }
 
 // cacheConfigFor returns the configuration a shard reaches its cache
-// server with: the external one's kubeconfig, or the shard's loopback.
-func cacheConfigFor(kubeconfig string, loopback *rest.Config) (*rest.Config, error) {
+// server with: the external one's kubeconfig; else, on a joining shard,
+// the root shard's embedded cache (through --root-shard-kubeconfig-file);
+// else the shard's own, through its loopback.
+func cacheConfigFor(o options.CompletedOptions, loopback *rest.Config) (*rest.Config, error) {
+	kubeconfig := o.CacheKubeconfig
+	if kubeconfig == "" && !o.IsRoot() {
+		cfg, err := rootShardConfig(o.RootShardKubeconfigFile)
+		if err != nil {
+			return nil, err
+		}
+		return cacheBase(cfg)
+	}
 	if kubeconfig == "" {
 		return cacheBase(loopback)
 	}
@@ -118,7 +129,7 @@ func cacheConfigFor(kubeconfig string, loopback *rest.Config) (*rest.Config, err
 func (s *Server) setupCache() error {
 	c := s.CompletedConfig
 	gc := c.Generic
-	if c.Options.CacheKubeconfig != "" {
+	if c.Options.CacheKubeconfig != "" || !c.Options.IsRoot() {
 		return nil
 	}
 	embedded, err := cacheserver.NewEmbedded(cacheserver.EmbeddedConfig{

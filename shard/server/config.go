@@ -140,7 +140,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// logical cluster, and its backends only write events.
 	gc.Authentication.Authenticator = authn.Request
 	var cs cacheState
-	if cs.cacheConfig, err = cacheConfigFor(o.CacheKubeconfig, gc.LoopbackClientConfig); err != nil {
+	if cs.cacheConfig, err = cacheConfigFor(o, gc.LoopbackClientConfig); err != nil {
 		return nil, err
 	}
 	if err := cs.newGlobalInformers(o.ShardName, factory); err != nil {

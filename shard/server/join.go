@@ -78,22 +78,11 @@ func (s *Server) bootstrapInstallation(ctx context.Context, loopback *rest.Confi
 // admin.kubeconfig of a root shard has it), else its current context; a
 // server URL of a logical cluster (…/clusters/root) is cut to the shard's.
 func rootShardClient(o options.CompletedOptions) (*kcpclient.Clientset, string, error) {
-	raw, err := clientcmd.LoadFromFile(o.RootShardKubeconfigFile)
+	cfg, err := rootShardConfig(o.RootShardKubeconfigFile)
 	if err != nil {
-		return nil, "", fmt.Errorf("--root-shard-kubeconfig-file: %w", err)
+		return nil, "", err
 	}
-	overrides := &clientcmd.ConfigOverrides{}
-	if _, ok := raw.Contexts["shard-base"]; ok {
-		overrides.CurrentContext = "shard-base"
-	}
-	cfg, err := clientcmd.NewDefaultClientConfig(*raw, overrides).ClientConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("--root-shard-kubeconfig-file: %w", err)
-	}
-	if i := strings.Index(cfg.Host, "/clusters/"); i >= 0 {
-		cfg.Host = cfg.Host[:i]
-	}
-	host := strings.TrimSuffix(cfg.Host, "/")
+	host := cfg.Host
 	cfg.Host = host + "/clusters/" + string(logicalcluster.Root)
 	cfg.UserAgent = "tessera-shard/" + o.ShardName
 	client, err := kcpclient.NewForConfig(cfg)
@@ -101,6 +90,28 @@ func rootShardClient(o options.CompletedOptions) (*kcpclient.Clientset, string, 
 		return nil, "", fmt.Errorf("client of the root shard: %w", err)
 	}
 	return client, host, nil
+}
+
+// rootShardConfig reads --root-shard-kubeconfig-file: the root shard's base
+// URL (no path) and admin credentials.
+func rootShardConfig(kubeconfig string) (*rest.Config, error) {
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--root-shard-kubeconfig-file: %w", err)
+	}
+	overrides := &clientcmd.ConfigOverrides{}
+	if _, ok := raw.Contexts["shard-base"]; ok {
+		overrides.CurrentContext = "shard-base"
+	}
+	cfg, err := clientcmd.NewDefaultClientConfig(*raw, overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("--root-shard-kubeconfig-file: %w", err)
+	}
+	if i := strings.Index(cfg.Host, "/clusters/"); i >= 0 {
+		cfg.Host = cfg.Host[:i]
+	}
+	cfg.Host = strings.TrimSuffix(cfg.Host, "/")
+	return cfg, nil
 }
 
 // rootIdentitiesKey holds, below the storage prefix, the identity hashes of

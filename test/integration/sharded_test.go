@@ -1,0 +1,94 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/test/integration/framework"
+)
+
+// createWorkspaceOn creates a Workspace in parent on shard s that must be
+// scheduled onto the shard named shard, and waits until it is Ready.
+func createWorkspaceOn(t *testing.T, s *framework.Shard, parent logicalcluster.Name, name, shard string) *tenancyv1alpha1.Workspace {
+	t.Helper()
+	ws := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: tenancyv1alpha1.WorkspaceSpec{Location: &tenancyv1alpha1.WorkspaceLocation{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": shard}},
+		}},
+	}
+	if _, err := kcpClient(t, s, parent).Workspaces().Create(t.Context(), ws, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating workspace %s in %s: %v", name, parent, err)
+	}
+	got := waitWorkspaceReady(t, s, parent, name)
+	if sh := got.Annotations[tenancyv1alpha1.WorkspaceShardAnnotationKey]; sh != shard {
+		t.Fatalf("workspace %s is on shard %q, want %s", name, sh, shard)
+	}
+	return got
+}
+
+// TestTwoShards: a root shard and shard-1 with one installation CA and the
+// root shard's embedded cache. A workspace is scheduled onto shard-1 from
+// root, its logical cluster lives there, an export published there is
+// bound from a workspace on root and keeps serving while shard-1 is
+// stopped, and deleting the workspace deletes its logical cluster on
+// shard-1.
+func TestTwoShards(t *testing.T) {
+	caCert, caKey := framework.NewInstallationCA(t)
+	root := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey))
+	shard1 := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey), framework.JoiningRoot(root, "shard-1"))
+	ctx := t.Context()
+	eventually(t, time.Minute, "shard-1 registered", func(ctx context.Context) (bool, error) {
+		_, err := kcpClient(t, root, logicalcluster.Root).Shards().Get(ctx, "shard-1", metav1.GetOptions{})
+		return err == nil, nil
+	})
+
+	provider := createWorkspaceOn(t, root, logicalcluster.Root, "provider", "shard-1")
+	providerCluster := logicalcluster.Name(provider.Spec.Cluster)
+	if _, err := kcpClient(t, shard1, providerCluster).LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the logical cluster of the workspace on shard-1: %v", err)
+	}
+	if !strings.Contains(provider.Spec.URL, shard1.URL+"/clusters/root:provider") {
+		t.Errorf("spec.URL = %q, want shard-1's URL and the path", provider.Spec.URL)
+	}
+
+	// A workspace of the workspace on shard-1 is created there, by shard-1.
+	createWorkspaceOn(t, shard1, providerCluster, "team", "root")
+
+	// An export of shard-1, bound on root.
+	publishCowboys(t, shard1, providerCluster)
+	consumer := createWorkspaceOn(t, root, logicalcluster.Root, "consumer", "root")
+	consumerCluster := logicalcluster.Name(consumer.Spec.Cluster)
+	createBinding(t, root, consumerCluster, "cowboys", "root:provider", "wildwest.dev")
+	b := waitBound(t, root, consumerCluster, "cowboys")
+	if b.Status.APIExportClusterName != providerCluster.String() {
+		t.Errorf("status.apiExportClusterName = %q, want %s", b.Status.APIExportClusterName, providerCluster)
+	}
+	root.MustKubectl(t, consumerCluster, "create", "-f", yamlFile(t, "one.yaml", cowboyOne))
+
+	// With shard-1 stopped, the bound API keeps serving on root.
+	shard1.Stop()
+	if out := root.MustKubectl(t, consumerCluster, "get", "cowboys", "-o", "name"); strings.TrimSpace(out) != "cowboy.wildwest.dev/one" {
+		t.Errorf("kubectl get cowboys with shard-1 stopped: %q", out)
+	}
+	root.MustKubectl(t, consumerCluster, "create", "-f", yamlFile(t, "two.yaml", strings.ReplaceAll(cowboyOne, "one", "two")))
+	shard1.Start()
+
+	// Deleting the workspace deletes its logical cluster on shard-1.
+	if err := kcpClient(t, root, logicalcluster.Root).Workspaces().Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the logical cluster on shard-1 deleted", func(ctx context.Context) (bool, error) {
+		_, err := kcpClient(t, shard1, providerCluster).LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	waitWorkspaceGone(t, root, logicalcluster.Root, "provider", time.Minute)
+}

@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tessera-dev/tessera/cacheserver/replicated"
 	cacheserver "github.com/tessera-dev/tessera/cacheserver/server"
@@ -57,8 +55,7 @@ type cacheState struct {
 // newGlobalInformers builds the informers of the cache's replicas, and
 // the unions the shard reads.
 func (s *cacheState) newGlobalInformers(shard string, local *informers.SharedInformerFactory) error {
-	cfg := rest.CopyConfig(s.cacheConfig)
-	cfg.Host += cacheserver.ScopeURL("*", "*")
+	cfg := cacheserver.ScopedConfig(s.cacheConfig, "*", "*")
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return fmt.Errorf("cache client: %w", err)
@@ -112,16 +109,16 @@ func cacheConfigFor(o options.CompletedOptions, loopback *rest.Config) (*rest.Co
 		if err != nil {
 			return nil, err
 		}
-		return cacheBase(cfg)
+		return cacheserver.BaseConfig(cfg)
 	}
 	if kubeconfig == "" {
-		return cacheBase(loopback)
+		return cacheserver.BaseConfig(loopback)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := cacheserver.LoadConfig(kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("--cache-kubeconfig: %w", err)
 	}
-	return cacheBase(cfg)
+	return cfg, nil
 }
 
 // setupCache builds the embedded cache server, unless an external one is
@@ -147,24 +144,6 @@ func (s *Server) setupCache() error {
 	}
 	s.embeddedCache = embedded
 	return nil
-}
-
-// cacheBase returns cfg addressing the cache server's base URL: a path the
-// kubeconfig carries (such as the "all" context of cache.kubeconfig, or a
-// shard's /clusters/<name>) is dropped.
-func cacheBase(cfg *rest.Config) (*rest.Config, error) {
-	out := rest.CopyConfig(cfg)
-	u, err := url.Parse(out.Host)
-	if err != nil {
-		return nil, fmt.Errorf("cache server URL %q: %w", out.Host, err)
-	}
-	if u.Scheme == "" {
-		return nil, fmt.Errorf("cache server URL %q has no scheme", out.Host)
-	}
-	u.Path, u.RawPath, u.RawQuery = "", "", ""
-	out.Host = strings.TrimRight(u.String(), "/")
-	out.APIPath = ""
-	return out, nil
 }
 
 // withEmbeddedCache sends requests under /services/cache/ to the embedded

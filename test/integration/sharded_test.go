@@ -8,11 +8,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/test/integration/framework"
+	vwoptions "github.com/tessera-dev/tessera/virtual/options"
 )
 
 // createWorkspaceOn creates a Workspace in parent on shard s that must be
@@ -73,6 +76,31 @@ func TestTwoShards(t *testing.T) {
 		t.Errorf("status.apiExportClusterName = %q, want %s", b.Status.APIExportClusterName, providerCluster)
 	}
 	root.MustKubectl(t, consumerCluster, "create", "-f", yamlFile(t, "one.yaml", cowboyOne))
+
+	// The standalone virtual workspaces of root, with the cache, serve
+	// the consumers on root of the export on shard-1; whether kcp-admin
+	// may reach the export's content is asked of shard-1.
+	vw := startVirtualWorkspaces(t, root, func(o *vwoptions.Options) {
+		o.CacheKubeconfig = root.Kubeconfig
+		o.ShardName = "root"
+		o.ClientCAFile = caCert
+	})
+	vwConfig := &rest.Config{
+		Host: vw.URL + "/services/apiexport/root:provider/wildwest.dev/clusters/*",
+		TLSClientConfig: rest.TLSClientConfig{CAFile: vw.CAFile,
+			CertFile: root.Certs.KCPAdmin.CertFile, KeyFile: root.Certs.KCPAdmin.KeyFile},
+	}
+	vwClient, err := dynamic.NewForConfig(vwConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the consumer's cowboy through root's virtual workspaces", func(ctx context.Context) (bool, error) {
+		list, err := vwClient.Resource(cowboysGVR).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return len(list.Items) == 1 && logicalcluster.From(&list.Items[0]) == consumerCluster, nil
+	})
 
 	// With shard-1 stopped, the bound API keeps serving on root.
 	shard1.Stop()

@@ -46,6 +46,16 @@ type Config struct {
 type Authorizer struct {
 	cfg   Config
 	cache *utilcache.LRUExpireCache
+	// route, if set, picks the client of the shard that holds a logical
+	// cluster not on this one.
+	route func(logicalcluster.Name) (rest.Interface, bool)
+}
+
+// RouteBy makes the authorizer ask about a logical cluster of another
+// shard that shard (route returns its client, or false for this shard's).
+// Call it before the authorizer is used.
+func (a *Authorizer) RouteBy(route func(logicalcluster.Name) (rest.Interface, bool)) {
+	a.route = route
 }
 
 // answer is a kept SubjectAccessReview status.
@@ -89,7 +99,13 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes)
 	}
 	review := &authorizationv1.SubjectAccessReview{Spec: spec}
 	result := &authorizationv1.SubjectAccessReview{}
-	err = a.cfg.Client.Post().
+	client := a.cfg.Client
+	if a.route != nil {
+		if other, ok := a.route(c.Name); ok {
+			client = other
+		}
+	}
+	err = client.Post().
 		AbsPath("/clusters", string(c.Name), "apis", authorizationv1.SchemeGroupVersion.Group, authorizationv1.SchemeGroupVersion.Version, "subjectaccessreviews").
 		Body(review).Do(ctx).Into(result)
 	if err != nil {

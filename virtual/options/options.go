@@ -33,8 +33,13 @@ type Options struct {
 	// shard's wildcard endpoint and its logical clusters.
 	Kubeconfig string
 	Context    string
-	// ShardName names the shard, for logs and the user agent.
+	// ShardName names the shard, for logs and the user agent, and tells
+	// its own replicas in the cache apart.
 	ShardName string
+	// CacheKubeconfig, if set, reaches the installation's cache server
+	// (system:masters): exports and schemas of other shards are read
+	// there, for the consumers on this shard of exports elsewhere.
+	CacheKubeconfig string
 
 	BindAddress string
 	// SecurePort is where HTTPS is served; 0 picks a free port.
@@ -97,7 +102,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("shard")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Admin kubeconfig (system:masters, e.g. the shard-base context of a shard's admin.kubeconfig) of the one shard whose virtual workspaces are served (required). Only this shard is read, over its wildcard endpoint /clusters/*.")
 	fs.StringVar(&o.Context, "context", o.Context, "Context of --kubeconfig to use (default: its current context).")
-	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of the shard, for logs.")
+	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of the shard: for logs, and to tell its own replicas in the cache apart.")
+	fs.StringVar(&o.CacheKubeconfig, "cache-kubeconfig", o.CacheKubeconfig, "Kubeconfig of the installation's cache server (system:masters; or of a root shard, which embeds one). With it, consumers on this shard of APIExports on other shards are served, and access to those exports is asked of their shards. Without it, only this shard's exports are served.")
 	fs.StringVar(&o.RootDirectory, "root-directory", o.RootDirectory, "Directory for generated certificates: a CA and a serving certificate signed by it, when --tls-cert-file is not given.")
 
 	fs = fss.FlagSet("secure serving")

@@ -54,6 +54,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/component-base/compatibility"
 
+	cacheserver "github.com/tessera-dev/tessera/cacheserver/server"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/shard/certs"
 	"github.com/tessera-dev/tessera/virtual/accessreview"
@@ -80,6 +81,9 @@ type Config struct {
 	Generic *genericapiserver.Config
 	// Shard reaches the shard's base URL as its admin.
 	Shard *rest.Config
+	// Cache reaches the cache server's base URL (--cache-kubeconfig); nil
+	// without one.
+	Cache *rest.Config
 	// Authorizer decides the handlers' questions by SubjectAccessReviews.
 	Authorizer *accessreview.Authorizer
 	Files      Files
@@ -104,6 +108,12 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	shard.UserAgent = "tessera-virtual-workspaces/" + o.ShardName
 	shard.QPS, shard.Burst = 100, 200
 	c.Shard = shard
+	if o.CacheKubeconfig != "" {
+		var err error
+		if c.Cache, err = cacheserver.LoadConfig(o.CacheKubeconfig); err != nil {
+			return nil, fmt.Errorf("--cache-kubeconfig: %w", err)
+		}
+	}
 	if err := c.ensureCerts(); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -42,6 +43,8 @@ type Server struct {
 	exports         informers.Informer[*apisv1alpha1.APIExport]
 	schemas         informers.Informer[*apisv1alpha1.APIResourceSchema]
 	bindings        informers.Informer[*apisv1alpha1.APIBinding]
+	// replicas are the cache's informers, nil without a cache.
+	replicas *replicas
 	// synced is set once every informer has synced.
 	synced atomic.Bool
 }
@@ -63,6 +66,20 @@ func (c CompletedConfig) New() (*Server, error) {
 	s.exports = s.Informers.APIExports()
 	s.schemas = s.Informers.APIResourceSchemas()
 	s.bindings = s.Informers.APIBindings()
+	if c.Cache != nil {
+		if s.replicas, err = newReplicas(c.Cache, c.Shard, c.Options.ShardName); err != nil {
+			return nil, err
+		}
+		r := s.replicas
+		s.exports = informers.NewUnion(s.exports, r.exports, apisv1alpha1.Resource("apiexports"), r.ownReplica)
+		s.schemas = informers.NewUnion(s.schemas, r.factory.APIResourceSchemas(), apisv1alpha1.Resource("apiresourceschemas"), r.ownReplica)
+		c.Authorizer.RouteBy(func(cluster logicalcluster.Name) (rest.Interface, bool) {
+			if _, err := s.logicalClusters.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName); err == nil {
+				return nil, false
+			}
+			return r.authorizationClient(cluster)
+		})
+	}
 	resolver := paths{
 		byCanonicalPath: func(path string) ([]any, error) {
 			return s.logicalClusters.Informer().GetIndexer().ByIndex(byPath, path)
@@ -84,12 +101,21 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	resolvePath := resolver.resolve
+	if s.replicas != nil {
+		resolvePath = func(p logicalcluster.Path) (logicalcluster.Name, bool) {
+			if name, ok := resolver.resolve(p); ok {
+				return name, true
+			}
+			return s.replicas.clusterByPath(p.String())
+		}
+	}
 	apiExport, err := apiexportvw.New(apiexportvw.Config{
 		Shard:       c.Shard,
 		Exports:     s.exports,
 		Schemas:     s.schemas,
 		Bindings:    s.bindings,
-		ResolvePath: resolver.resolve,
+		ResolvePath: resolvePath,
 		Authorizer:  c.Authorizer,
 	})
 	if err != nil {
@@ -152,6 +178,10 @@ func (s PreparedServer) Run(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, logger)
 	s.Informers.Start(ctx)
 	defer s.Informers.Shutdown()
+	if s.replicas != nil {
+		s.replicas.factory.Start(ctx)
+		defer s.replicas.factory.Shutdown()
+	}
 	go func() {
 		for gvr, ok := range s.Informers.WaitForCacheSync(ctx) {
 			if !ok {

@@ -21,6 +21,7 @@ import (
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster/paths"
 	"github.com/tessera-dev/tessera/shard/controllers/replication"
 	"github.com/tessera-dev/tessera/shard/options"
 )
@@ -71,7 +72,7 @@ func (s *cacheState) newGlobalInformers(shard string, local *informers.SharedInf
 	s.global = informers.NewSharedInformerFactory(informers.Clients{Kubernetes: kube, KCP: kcp}, 0,
 		informers.WithTransform(informers.StripManagedFields))
 	for _, i := range []cache.SharedIndexInformer{s.global.APIExports().Informer(), s.global.WorkspaceTypes().Informer()} {
-		if err := i.AddIndexers(cache.Indexers{byPath: replicaPathIndex}); err != nil {
+		if err := i.AddIndexers(cache.Indexers{paths.ByPath: paths.ReplicaIndex}); err != nil {
 			return err
 		}
 	}

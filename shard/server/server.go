@@ -22,6 +22,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster/paths"
 	apibindingadmission "github.com/tessera-dev/tessera/shard/admission/apibinding"
 	"github.com/tessera-dev/tessera/shard/admission/clusterannotation"
 	"github.com/tessera-dev/tessera/shard/admission/crdconversion"
@@ -120,7 +121,7 @@ func (s *Server) build(ctx context.Context) error {
 	gc.AddReadyzChecks(etcdCheck{etcdClient})
 	s.Informers = c.informers
 	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
-	if err := s.logicalClusters.Informer().AddIndexers(cache.Indexers{byPath: pathIndex}); err != nil {
+	if err := s.logicalClusters.Informer().AddIndexers(cache.Indexers{paths.ByPath: paths.LogicalClusterIndex}); err != nil {
 		return err
 	}
 	if s.kcpClients, err = clusters.NewKCPForConfig(gc.LoopbackClientConfig); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster/paths"
 )
 
 // With --cache-kubeconfig the process also reads the cache server's
@@ -25,20 +26,6 @@ import (
 // the question whether a provider may reach the export's content is asked
 // of the export's shard, which holds its RBAC. The cache's informers are
 // best effort: readiness waits for the shard's only.
-
-// byReplicaPath indexes replicas by their kcp.io/path annotation.
-const byReplicaPath = "replica-path"
-
-func replicaPathIndex(obj any) ([]string, error) {
-	m, ok := obj.(metav1.Object)
-	if !ok {
-		return nil, nil
-	}
-	if p := m.GetAnnotations()[logicalcluster.PathAnnotationKey]; p != "" {
-		return []string{p}, nil
-	}
-	return nil, nil
-}
 
 // replicas are the cache's informers.
 type replicas struct {
@@ -60,7 +47,7 @@ func newReplicas(cacheBase, admin *rest.Config, own string) (*replicas, error) {
 	r := &replicas{factory: informers.NewSharedInformerFactory(informers.Clients{KCP: kcp}, 0, informers.WithTransform(informers.StripManagedFields)), own: own, admin: admin}
 	r.exports = r.factory.APIExports()
 	r.shards = r.factory.Shards()
-	if err := r.exports.Informer().AddIndexers(cache.Indexers{byReplicaPath: replicaPathIndex}); err != nil {
+	if err := r.exports.Informer().AddIndexers(cache.Indexers{paths.ByPath: paths.ReplicaIndex}); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -75,7 +62,7 @@ func (r *replicas) ownReplica(obj any) bool {
 // clusterByPath finds the logical cluster of a path among other shards'
 // export replicas.
 func (r *replicas) clusterByPath(path string) (logicalcluster.Name, bool) {
-	objs, err := r.exports.Informer().GetIndexer().ByIndex(byReplicaPath, path)
+	objs, err := r.exports.Informer().GetIndexer().ByIndex(paths.ByPath, path)
 	if err != nil {
 		return "", false
 	}

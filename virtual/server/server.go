@@ -26,6 +26,7 @@ import (
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster/paths"
 	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/forward"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
@@ -59,7 +60,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	s.Informers = informers.NewSharedInformerFactory(clients, 0, informers.WithTransform(informers.StripManagedFields))
 	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
-	if err := s.logicalClusters.Informer().AddIndexers(cache.Indexers{byPath: pathIndex}); err != nil {
+	if err := s.logicalClusters.Informer().AddIndexers(cache.Indexers{paths.ByPath: paths.LogicalClusterIndex}); err != nil {
 		return nil, err
 	}
 	s.workspaces = s.Informers.Workspaces()
@@ -80,13 +81,16 @@ func (c CompletedConfig) New() (*Server, error) {
 			return r.authorizationClient(cluster)
 		})
 	}
-	resolver := paths{
-		byCanonicalPath: func(path string) ([]any, error) {
-			return s.logicalClusters.Informer().GetIndexer().ByIndex(byPath, path)
+	resolver := paths.Resolver{
+		ByCanonicalPath: func(path string) ([]any, error) {
+			return s.logicalClusters.Informer().GetIndexer().ByIndex(paths.ByPath, path)
 		},
-		workspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+		Workspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			return s.workspaces.Lister().Cluster(cluster).Get(name)
 		},
+	}
+	if s.replicas != nil {
+		resolver.Elsewhere = s.replicas.clusterByPath
 	}
 
 	gc := c.Generic
@@ -101,21 +105,12 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	resolvePath := resolver.resolve
-	if s.replicas != nil {
-		resolvePath = func(p logicalcluster.Path) (logicalcluster.Name, bool) {
-			if name, ok := resolver.resolve(p); ok {
-				return name, true
-			}
-			return s.replicas.clusterByPath(p.String())
-		}
-	}
 	apiExport, err := apiexportvw.New(apiexportvw.Config{
 		Shard:       c.Shard,
 		Exports:     s.exports,
 		Schemas:     s.schemas,
 		Bindings:    s.bindings,
-		ResolvePath: resolvePath,
+		ResolvePath: resolver.Resolve,
 		Authorizer:  c.Authorizer,
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package server
+package paths
 
 import (
 	"testing"
@@ -33,7 +33,7 @@ func TestPathIndex(t *testing.T) {
 		"not a logical":  {"x", nil},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := pathIndex(tc.obj)
+			got, err := LogicalClusterIndex(tc.obj)
 			if err != nil || len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
 				t.Errorf("got %v %v, want %v", got, err, tc.want)
 			}
@@ -54,14 +54,20 @@ func TestResolvePath(t *testing.T) {
 		"root": {"org": "o1"},
 		"o1":   {"team": "t1", "pending": ""},
 	}
-	p := paths{
-		byCanonicalPath: func(path string) ([]any, error) { return byPath[path], nil },
-		workspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
+	p := Resolver{
+		ByCanonicalPath: func(path string) ([]any, error) { return byPath[path], nil },
+		Workspace: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 			c, ok := workspaces[cluster][name]
 			if !ok {
 				return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), name)
 			}
 			return &tenancyv1alpha1.Workspace{Spec: tenancyv1alpha1.WorkspaceSpec{Cluster: c}}, nil
+		},
+		Elsewhere: func(path string) (logicalcluster.Name, bool) {
+			if path == "root:elsewhere" {
+				return "e1", true
+			}
+			return "", false
 		},
 	}
 	for path, want := range map[string]logicalcluster.Name{
@@ -73,8 +79,9 @@ func TestResolvePath(t *testing.T) {
 		"root:org:pending": "",
 		"root:org:missing": "",
 		"root:nope:team":   "",
+		"root:elsewhere":   "e1", // from replicas
 	} {
-		got, ok := p.resolve(logicalcluster.NewPath(path))
+		got, ok := p.Resolve(logicalcluster.NewPath(path))
 		if got != want || ok != (want != "") {
 			t.Errorf("resolve(%q) = %q, %v; want %q", path, got, ok, want)
 		}

@@ -15,6 +15,11 @@ import (
 // (a path that leaves this shard and names no replica is resolved by the
 // front-proxy only).
 func (s *Server) resolvePath(path logicalcluster.Path) (logicalcluster.Name, bool) {
+	return s.paths.Resolve(path)
+}
+
+// newPathResolver builds the resolver once the informers exist.
+func (s *Server) newPathResolver() paths.Resolver {
 	return paths.Resolver{
 		ByCanonicalPath: func(path string) ([]any, error) {
 			return s.logicalClusters.Informer().GetIndexer().ByIndex(paths.ByPath, path)
@@ -23,7 +28,7 @@ func (s *Server) resolvePath(path logicalcluster.Path) (logicalcluster.Name, boo
 			return s.Informers.Workspaces().Lister().Cluster(cluster).Get(name)
 		},
 		Elsewhere: s.clusterByReplicaPath,
-	}.Resolve(path)
+	}
 }
 
 // clusterByReplicaPath finds the logical cluster of a path among the

@@ -74,6 +74,8 @@ type Server struct {
 	// core are the identities of root's exports of kcp's own APIs, set
 	// before the APIs are installed.
 	core *coreIdentities
+	// paths resolves workspace paths.
+	paths paths.Resolver
 	// builtinNames tells the names the built-in APIs of a group use; set by
 	// installAPIs.
 	builtinNames naming.BuiltinNames
@@ -124,6 +126,7 @@ func (s *Server) build(ctx context.Context) error {
 	if err := s.logicalClusters.Informer().AddIndexers(cache.Indexers{paths.ByPath: paths.LogicalClusterIndex}); err != nil {
 		return err
 	}
+	s.paths = s.newPathResolver()
 	if s.kcpClients, err = clusters.NewKCPForConfig(gc.LoopbackClientConfig); err != nil {
 		return err
 	}

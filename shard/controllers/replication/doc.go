@@ -1,7 +1,8 @@
 // Package replication copies to the cache server what every shard of an
 // installation must see of this shard: APIExports, APIResourceSchemas,
 // APIExportEndpointSlices, Shards, WorkspaceTypes, LogicalClusters (their
-// metadata and phase only), and the ClusterRoles and ClusterRoleBindings
+// name, uid, owner, deletion and the annotations that place them: path,
+// shard, type, required groups; not their phase, which changes often), and the ClusterRoles and ClusterRoleBindings
 // that authorize bind, use and maximal permission policies.
 //
 // One controller per shard, one work queue per resource: the shard's own

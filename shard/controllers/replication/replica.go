@@ -41,11 +41,7 @@ func replica(obj runtime.Object, gvk schema.GroupVersionKind, path string) (*uns
 	u := &unstructured.Unstructured{Object: content}
 	u.SetGroupVersionKind(gvk)
 	if gvk.Kind == "LogicalCluster" {
-		phase, _, _ := unstructured.NestedString(content, "status", "phase")
-		u.Object = map[string]any{"apiVersion": content["apiVersion"], "kind": content["kind"], "metadata": content["metadata"]}
-		if phase != "" {
-			u.Object["status"] = map[string]any{"phase": phase}
-		}
+		u.Object = logicalClusterReplica(u)
 	}
 	u.SetResourceVersion("")
 	u.SetManagedFields(nil)
@@ -61,6 +57,42 @@ func replica(obj runtime.Object, gvk schema.GroupVersionKind, path string) (*uns
 		u.SetAnnotations(annotations)
 	}
 	return u, nil
+}
+
+// logicalClusterAnnotations are the annotations of a LogicalCluster that
+// other shards need: where it is, where in the tree, of which type, and
+// who may enter.
+var logicalClusterAnnotations = []string{
+	logicalcluster.AnnotationKey,
+	logicalcluster.PathAnnotationKey,
+	"internal.tenancy.kcp.io/type",
+	"core.kcp.io/shard",
+	"authorization.kcp.io/required-groups",
+}
+
+// logicalClusterReplica keeps of a LogicalCluster its identity, those
+// annotations, a deletionTimestamp and spec.owner: what changes once or
+// twice in its life, so that its phase changes cost the cache nothing.
+func logicalClusterReplica(u *unstructured.Unstructured) map[string]any {
+	md := map[string]any{"name": u.GetName(), "uid": string(u.GetUID())}
+	if ts, ok, _ := unstructured.NestedString(u.Object, "metadata", "creationTimestamp"); ok && ts != "" {
+		md["creationTimestamp"] = ts
+	}
+	if ts, ok, _ := unstructured.NestedString(u.Object, "metadata", "deletionTimestamp"); ok && ts != "" {
+		md["deletionTimestamp"] = ts
+	}
+	annotations := map[string]any{}
+	for _, k := range logicalClusterAnnotations {
+		if v, ok := u.GetAnnotations()[k]; ok {
+			annotations[k] = v
+		}
+	}
+	md["annotations"] = annotations
+	out := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": md}
+	if owner, ok, _ := unstructured.NestedMap(u.Object, "spec", "owner"); ok {
+		out["spec"] = map[string]any{"owner": owner}
+	}
+	return out
 }
 
 // upToDate tells whether the cache's replica matches the desired one: equal

@@ -7,12 +7,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	cliflag "k8s.io/component-base/cli/flag"
-	"k8s.io/component-base/logs"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/tessera-dev/tessera/pkg/cli/servercmd"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/shard/server"
 )
@@ -30,31 +27,9 @@ func NewCommand(ctx context.Context) *cobra.Command {
 }
 
 func newStartCommand(ctx context.Context) *cobra.Command {
-	o := options.NewOptions()
-	logOptions := logs.NewOptions()
-	cmd := &cobra.Command{
-		Use:   "start",
-		Short: "Start a shard: many logical clusters served by one process and one etcd",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := logsapi.ValidateAndApply(logOptions, nil); err != nil {
-				return err
-			}
-			completed, err := o.Complete()
-			if err != nil {
-				return err
-			}
-			if errs := completed.Validate(); len(errs) > 0 {
-				return utilerrors.NewAggregate(errs)
-			}
-			return Run(ctx, completed)
-		},
-	}
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	logsapi.AddFlags(logOptions, fss.FlagSet("logging"))
-	for _, name := range fss.Order {
-		cmd.Flags().AddFlagSet(fss.FlagSets[name])
-	}
+	cmd := servercmd.New("start", "Start a shard: many logical clusters served by one process and one etcd", options.NewOptions(), func(completed options.CompletedOptions) error {
+		return Run(ctx, completed)
+	})
 	return cmd
 }
 

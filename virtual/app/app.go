@@ -7,12 +7,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	cliflag "k8s.io/component-base/cli/flag"
-	"k8s.io/component-base/logs"
-	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/tessera-dev/tessera/pkg/cli/servercmd"
 	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
 	"github.com/tessera-dev/tessera/virtual/options"
@@ -21,12 +18,10 @@ import (
 
 // NewCommand returns the tessera-virtual-workspaces command.
 func NewCommand(ctx context.Context) *cobra.Command {
-	o := options.NewOptions()
-	logOptions := logs.NewOptions()
-	cmd := &cobra.Command{
-		Use:   "tessera-virtual-workspaces",
-		Short: "Serve the virtual workspaces of a shard as a process of their own",
-		Long: `tessera-virtual-workspaces serves the virtual workspaces of one shard
+	cmd := servercmd.New("tessera-virtual-workspaces", "Serve the virtual workspaces of a shard as a process of their own", options.NewOptions(), func(completed options.CompletedOptions) error {
+		return Run(ctx, completed)
+	})
+	cmd.Long = `tessera-virtual-workspaces serves the virtual workspaces of one shard
 (apiexport and initializingworkspaces) outside of it, as tessera start serves
 them in-process:
 
@@ -36,29 +31,7 @@ them in-process:
 It reads the shard given by --kubeconfig (a shard admin's) over HTTPS only,
 authenticates users by client certificate, by a front-proxy's request headers
 or by TokenReviews sent to the shard, and lets the shard decide what they may
-do by SubjectAccessReviews in the logical cluster that decides.`,
-		SilenceUsage: true,
-		Args:         cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := logsapi.ValidateAndApply(logOptions, nil); err != nil {
-				return err
-			}
-			completed, err := o.Complete()
-			if err != nil {
-				return err
-			}
-			if errs := completed.Validate(); len(errs) > 0 {
-				return utilerrors.NewAggregate(errs)
-			}
-			return Run(ctx, completed)
-		},
-	}
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	logsapi.AddFlags(logOptions, fss.FlagSet("logging"))
-	for _, name := range fss.Order {
-		cmd.Flags().AddFlagSet(fss.FlagSets[name])
-	}
+do by SubjectAccessReviews in the logical cluster that decides.`
 	return cmd
 }
 

@@ -238,28 +238,27 @@ func (h *Handler) routeCluster(req *http.Request, u user.Info, escaped string) (
 }
 
 // resolveHome resolves ~:<below> for the client of req, and returns the
-// path it stands for. When the home is not found where the cached answer
-// says, the root shard is asked again: it may have been deleted and
+// path it stands for. When a cached answer names a home that is not found,
+// the root shard is asked again: the home may have been deleted and
 // created anew.
 func (h *Handler) resolveHome(req *http.Request, u user.Info, below string) (resolve.Target, string, error) {
 	ctx := req.Context()
 	if hasImpersonation(req) {
 		// As the shard answers: whose home would it be?
-		return resolve.Target{}, "", apierrors.NewBadRequest("the home workspace ~ cannot be used with impersonation: use its full path")
+		return resolve.Target{}, HomeWorkspaceName, apierrors.NewBadRequest("the home workspace ~ cannot be used with impersonation: use its full path")
 	}
-	var target resolve.Target
-	var p logicalcluster.Path
-	for _, fresh := range []bool{false, true} {
-		home, err := h.homes.path(ctx, req, u, fresh)
+	fresh := false
+	for {
+		home, cached, err := h.homes.path(ctx, req, u, fresh)
 		if err != nil {
 			return resolve.Target{}, HomeWorkspaceName, err
 		}
-		p = home
+		p := home
 		if below != "" {
 			p = logicalcluster.NewPath(home.String() + logicalcluster.Separator + below)
 		}
-		target, err = h.resolver.Resolve(ctx, p)
-		if !errors.Is(err, resolve.ErrNotFound) || fresh {
+		target, err := h.resolver.Resolve(ctx, p)
+		if !errors.Is(err, resolve.ErrNotFound) || !cached {
 			return target, p.String(), err
 		}
 		if below != "" {
@@ -268,9 +267,9 @@ func (h *Handler) resolveHome(req *http.Request, u user.Info, below string) (res
 				return resolve.Target{}, p.String(), resolve.ErrNotFound
 			}
 		}
-		h.homes.forget(req, u)
+		klog.FromContext(ctx).V(4).Info("The cached home workspace is not found, asking the root shard again", "path", home)
+		fresh = true
 	}
-	return target, p.String(), nil
 }
 
 // resolveError is the answer to a client when path cannot be resolved.

@@ -119,30 +119,26 @@ func homeKeyOf(req *http.Request, u user.Info) (homeKey, string, bool) {
 }
 
 // path returns the path of the home workspace of the client of req: u, or
-// the owner of its bearer token when u is nil. fresh skips the cache.
-func (h *homes) path(ctx context.Context, req *http.Request, u user.Info, fresh bool) (logicalcluster.Path, error) {
+// the owner of its bearer token when u is nil; cached tells whether it was
+// known already. fresh skips the cache.
+func (h *homes) path(ctx context.Context, req *http.Request, u user.Info, fresh bool) (p logicalcluster.Path, cached bool, err error) {
 	key, token, ok := homeKeyOf(req, u)
 	if !ok {
-		return logicalcluster.Path{}, apierrors.NewUnauthorized("the home workspace needs an authenticated user")
+		return logicalcluster.Path{}, false, apierrors.NewUnauthorized("the home workspace needs an authenticated user")
 	}
 	if !fresh {
 		if v, ok := h.cache.Get(key); ok {
-			return v.(logicalcluster.Path), nil
+			return v.(logicalcluster.Path), true, nil
 		}
 	}
-	p, err := h.lookup(ctx, u, token)
+	p, err = h.lookup(ctx, u, token)
 	if err != nil {
-		return logicalcluster.Path{}, err
+		// Whatever was cached is wrong or out of date.
+		h.cache.Remove(key)
+		return logicalcluster.Path{}, false, err
 	}
 	h.cache.Add(key, p, h.ttl)
-	return p, nil
-}
-
-// forget drops the cached home of the client of req.
-func (h *homes) forget(req *http.Request, u user.Info) {
-	if key, _, ok := homeKeyOf(req, u); ok {
-		h.cache.Remove(key)
-	}
+	return p, false, nil
 }
 
 // lookup asks the root shard for the home Workspace, as u (asserted in

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -87,7 +88,7 @@ func (s *homeShard) serve(t *testing.T, serving, clients *ca) *httptest.Server {
 
 func TestHome(t *testing.T) {
 	serving, users, proxyClients := newCA(t, "serving"), newCA(t, "users"), newCA(t, "proxy-clients")
-	shard := &homeShard{lookups: map[string]int{}, answers: map[string][]string{"erin": {homePrefix + ":erin-deleted", homePrefix + ":erin"}}}
+	shard := &homeShard{lookups: map[string]int{}, answers: map[string][]string{"erin": {homePrefix + ":erin-old", homePrefix + ":erin"}}}
 	root := shard.serve(t, serving, proxyClients)
 	certFile, keyFile := writeFiles(t, proxyClients.issue(t, "front-proxy", nil, x509.ExtKeyUsageClientAuth))
 	shards, err := NewTransports(writeCA(t, serving), certFile, keyFile)
@@ -97,15 +98,17 @@ func TestHome(t *testing.T) {
 	at := func(cluster logicalcluster.Name) resolve.Target {
 		return resolve.Target{Shard: "one", URL: root.URL, Cluster: cluster}
 	}
+	resolver := &goneResolver{gone: map[string]bool{}, fakeResolver: &fakeResolver{root: root.URL, targets: map[string]resolve.Target{
+		"root:org":                   at("org"),
+		homePrefix + ":alice":        at("home-alice"),
+		homePrefix + ":alice:child":  at("alice-child"),
+		homePrefix + ":dave":         at("home-dave"),
+		homePrefix + ":erin":         at("home-erin"),
+		homePrefix + ":alice:a:b:cd": at("alice-deep"),
+		homePrefix + ":erin-old":     at("home-erin-old"),
+	}}}
 	h := New(Config{
-		Resolver: &fakeResolver{root: root.URL, targets: map[string]resolve.Target{
-			"root:org":                   at("org"),
-			homePrefix + ":alice":        at("home-alice"),
-			homePrefix + ":alice:child":  at("alice-child"),
-			homePrefix + ":dave":         at("home-dave"),
-			homePrefix + ":erin":         at("home-erin"),
-			homePrefix + ":alice:a:b:cd": at("alice-deep"),
-		}},
+		Resolver: resolver,
 		Authentication: &Authentication{
 			Certificates: x509request.New(x509.VerifyOptions{Roots: users.pool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, x509request.CommonNameUserConversion),
 		},
@@ -140,8 +143,8 @@ func TestHome(t *testing.T) {
 		{name: "impersonation with ~", client: alice, path: "/clusters/~/api", headers: http.Header{"Impersonate-User": {"bob"}}, code: http.StatusBadRequest, want: "impersonation"},
 		{name: "a user without a home gets the shard's 403", client: client("carol"), path: "/clusters/~/api", code: http.StatusForbidden, want: "home-owners"},
 		{name: "a home being created gets the shard's Retry-After", client: client("slow"), path: "/clusters/~/api", code: http.StatusTooManyRequests},
+		{name: "a home the resolver does not find", client: client("ghost"), path: "/clusters/~/api", code: http.StatusNotFound, want: homePrefix + ":ghost"},
 		{name: "a bearer token is passed on to the lookup", client: f.client(t, nil, true), path: "/clusters/~/api", headers: http.Header{"Authorization": {"Bearer token-dave"}}, code: http.StatusOK, want: "/clusters/home-dave/api"},
-		{name: "a home deleted and created anew", client: client("erin"), path: "/clusters/~/api", code: http.StatusOK, want: "/clusters/home-erin/api"},
 		{name: "the Workspace ~ in any workspace is the root shard's", client: alice, path: "/clusters/root:org/apis/tenancy.kcp.io/v1alpha1/workspaces/~", code: http.StatusOK, want: homePrefix + ":alice"},
 		{name: "the Workspace ~ in ~ is the root shard's", client: alice, path: "/clusters/~/apis/tenancy.kcp.io/v1alpha1/workspaces/~", code: http.StatusOK, want: homePrefix + ":alice"},
 		{name: "workspaces in a workspace are its own", client: alice, path: "/clusters/root:org/apis/tenancy.kcp.io/v1alpha1/workspaces", code: http.StatusOK, want: "/clusters/org/apis/tenancy.kcp.io/v1alpha1/workspaces"},
@@ -167,17 +170,32 @@ func TestHome(t *testing.T) {
 	}
 
 	// The homes were looked up once per user (the two GETs of the
-	// Workspace ~ aside), and erin's twice: the first answer named a
-	// deleted home.
+	// Workspace ~ aside).
 	if n := shard.count("alice"); n != 3 {
 		t.Errorf("alice's home was looked up %d times, want 3 (once, and two GETs of the Workspace ~)", n)
-	}
-	if n := shard.count("erin"); n != 2 {
-		t.Errorf("erin's home was looked up %d times, want 2", n)
 	}
 	if n := shard.count("carol"); n != 1 {
 		t.Errorf("carol's home was looked up %d times, want 1", n)
 	}
+	// A cached home that is deleted is looked up again; the shard names
+	// the new one.
+	erin := client("erin")
+	if code, _, body := get(t, erin, f.proxyURL+"/clusters/~/api", nil); code != http.StatusOK || !strings.Contains(body, "/clusters/home-erin-old/api") {
+		t.Fatalf("erin: status %d: %s", code, body)
+	}
+	resolver.remove(homePrefix + ":erin-old")
+	if code, _, body := get(t, erin, f.proxyURL+"/clusters/~/api", nil); code != http.StatusOK || !strings.Contains(body, "/clusters/home-erin/api") {
+		t.Fatalf("erin after her home was deleted: status %d: %s", code, body)
+	}
+	if n := shard.count("erin"); n != 2 {
+		t.Errorf("erin's home was looked up %d times, want 2", n)
+	}
+
+	// A home just named by the root shard is not asked for again.
+	if n := shard.count("ghost"); n != 1 {
+		t.Errorf("ghost's home was looked up %d times, want 1", n)
+	}
+
 	// Refusals are not cached.
 	if code, _, _ := get(t, client("carol"), f.proxyURL+"/clusters/~/api", nil); code != http.StatusForbidden || shard.count("carol") != 2 {
 		t.Errorf("carol again: status %d, %d lookups, want 403 and 2", code, shard.count("carol"))
@@ -200,7 +218,7 @@ func TestHomeCacheBound(t *testing.T) {
 	req := httptestRequest(t)
 	for i := range 20 {
 		u := &user.DefaultInfo{Name: fmt.Sprintf("user%d", i)}
-		p, err := h.path(t.Context(), req, u, false)
+		p, _, err := h.path(t.Context(), req, u, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,18 +229,41 @@ func TestHomeCacheBound(t *testing.T) {
 			t.Fatalf("%d users cached, bound %d", n, bound)
 		}
 	}
-	if _, err := h.path(t.Context(), req, &user.DefaultInfo{Name: "user19"}, false); err != nil {
+	if _, _, err := h.path(t.Context(), req, &user.DefaultInfo{Name: "user19"}, false); err != nil {
 		t.Fatal(err)
 	}
 	if n := shard.count("user19"); n != 1 {
 		t.Errorf("the last user was looked up %d times, want 1 (cached)", n)
 	}
-	if _, err := h.path(t.Context(), req, &user.DefaultInfo{Name: "user0"}, false); err != nil {
+	if _, _, err := h.path(t.Context(), req, &user.DefaultInfo{Name: "user0"}, false); err != nil {
 		t.Fatal(err)
 	}
 	if n := shard.count("user0"); n != 2 {
 		t.Errorf("the first user was looked up %d times, want 2 (evicted)", n)
 	}
+}
+
+// goneResolver is a fakeResolver whose paths can be removed.
+type goneResolver struct {
+	*fakeResolver
+	mu   sync.Mutex
+	gone map[string]bool
+}
+
+func (g *goneResolver) Resolve(ctx context.Context, p logicalcluster.Path) (resolve.Target, error) {
+	g.mu.Lock()
+	gone := g.gone[p.String()]
+	g.mu.Unlock()
+	if gone {
+		return resolve.Target{}, resolve.ErrNotFound
+	}
+	return g.fakeResolver.Resolve(ctx, p)
+}
+
+func (g *goneResolver) remove(p string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gone[p] = true
 }
 
 func httptestRequest(t *testing.T) *http.Request {

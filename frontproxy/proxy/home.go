@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,6 +63,18 @@ type homes struct {
 	headers IdentityHeaders
 	ttl     time.Duration
 	cache   *cache.LRUExpireCache
+
+	// inflight are the lookups under way, so that the requests of one
+	// identity arriving together (kubectl's discovery) ask once.
+	mu       sync.Mutex
+	inflight map[homeKey]*homeCall
+}
+
+// homeCall is a lookup under way.
+type homeCall struct {
+	done chan struct{}
+	p    logicalcluster.Path
+	err  error
 }
 
 // homeKey is the identity an answer was read with.
@@ -77,7 +90,7 @@ func newHomes(rootURL func() string, shards *Transports, headers IdentityHeaders
 	if ttl <= 0 {
 		ttl = DefaultHomeCacheTTL
 	}
-	return &homes{rootURL: rootURL, shards: shards, headers: headers, ttl: ttl, cache: cache.NewLRUExpireCache(size)}
+	return &homes{rootURL: rootURL, shards: shards, headers: headers, ttl: ttl, cache: cache.NewLRUExpireCache(size), inflight: map[homeKey]*homeCall{}}
 }
 
 // passOnError is an answer of the root shard that goes to the client as
@@ -131,14 +144,41 @@ func (h *homes) path(ctx context.Context, req *http.Request, u user.Info, fresh 
 			return v.(logicalcluster.Path), true, nil
 		}
 	}
-	p, err = h.lookup(ctx, u, token)
-	if err != nil {
-		// Whatever was cached is wrong or out of date.
-		h.cache.Remove(key)
-		return logicalcluster.Path{}, false, err
+	p, err = h.shared(ctx, key, u, token)
+	return p, false, err
+}
+
+// shared looks the home of key up, or waits for the lookup of key under
+// way. The lookup runs in a goroutine of its own that ends with it (within
+// homeLookupTimeout), and is not canceled when the client that started it
+// goes away, as others may be waiting for it.
+func (h *homes) shared(ctx context.Context, key homeKey, u user.Info, token string) (logicalcluster.Path, error) {
+	h.mu.Lock()
+	c, ok := h.inflight[key]
+	if !ok {
+		c = &homeCall{done: make(chan struct{})}
+		h.inflight[key] = c
+		go func() {
+			c.p, c.err = h.lookup(context.WithoutCancel(ctx), u, token)
+			if c.err == nil {
+				h.cache.Add(key, c.p, h.ttl)
+			} else {
+				// Whatever was cached is wrong or out of date.
+				h.cache.Remove(key)
+			}
+			h.mu.Lock()
+			delete(h.inflight, key)
+			h.mu.Unlock()
+			close(c.done)
+		}()
 	}
-	h.cache.Add(key, p, h.ttl)
-	return p, false, nil
+	h.mu.Unlock()
+	select {
+	case <-c.done:
+		return c.p, c.err
+	case <-ctx.Done():
+		return logicalcluster.Path{}, ctx.Err()
+	}
 }
 
 // lookup asks the root shard for the home Workspace, as u (asserted in

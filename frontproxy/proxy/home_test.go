@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -64,6 +65,8 @@ func (s *homeShard) serve(t *testing.T, serving, clients *ca) *httptest.Server {
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"user \"carol\" has no home workspace: home workspaces are for members of [home-owners]","reason":"Forbidden","code":403}`)
 			return
+		case "busy":
+			time.Sleep(300 * time.Millisecond)
 		case "slow":
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -264,6 +267,46 @@ func (g *goneResolver) remove(p string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.gone[p] = true
+}
+
+// TestHomeLookupShared checks that requests of one user arriving together
+// ask the root shard once.
+func TestHomeLookupShared(t *testing.T) {
+	serving, proxyClients := newCA(t, "serving"), newCA(t, "proxy-clients")
+	shard := &homeShard{lookups: map[string]int{}}
+	root := shard.serve(t, serving, proxyClients)
+	certFile, keyFile := writeFiles(t, proxyClients.issue(t, "front-proxy", nil, x509.ExtKeyUsageClientAuth))
+	shards, err := NewTransports(writeCA(t, serving), certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHomes(func() string { return root.URL }, shards, DefaultIdentityHeaders, 10, 0)
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, _, err := h.path(t.Context(), httptestRequest(t), &user.DefaultInfo{Name: "busy"}, false)
+			if err == nil && p.String() != homePrefix+":busy" {
+				err = fmt.Errorf("home %s", p)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if n := shard.count("busy"); n != 1 {
+		t.Errorf("10 requests together asked the root shard %d times, want 1", n)
+	}
+	if len(h.inflight) != 0 {
+		t.Errorf("%d lookups left under way", len(h.inflight))
+	}
 }
 
 func httptestRequest(t *testing.T) *http.Request {

@@ -118,7 +118,7 @@ func (e *passOnError) write(w http.ResponseWriter) {
 	_, _ = w.Write(e.body)
 }
 
-// key returns the identity of a request: u when the proxy asserts it,
+// homeKeyOf returns the identity of a request: u when the proxy asserts it,
 // otherwise the bearer token passed on. ok is false without either.
 func homeKeyOf(req *http.Request, u user.Info) (homeKey, string, bool) {
 	if u != nil {

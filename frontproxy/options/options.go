@@ -57,6 +57,10 @@ type Options struct {
 	// CacheSize and CacheTTL bound the resolution cache.
 	CacheSize int
 	CacheTTL  time.Duration
+	// HomeCacheSize and HomeCacheTTL bound the cache of users' home
+	// workspace paths.
+	HomeCacheSize int
+	HomeCacheTTL  time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -73,6 +77,8 @@ func NewOptions() *Options {
 		DropGroups:    append([]string(nil), proxy.DefaultDropGroups...),
 		CacheSize:     resolve.DefaultCacheSize,
 		CacheTTL:      resolve.DefaultTTL,
+		HomeCacheSize: proxy.DefaultHomeCacheSize,
+		HomeCacheTTL:  proxy.DefaultHomeCacheTTL,
 	}
 }
 
@@ -97,6 +103,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.MappingFile, "mapping-file", o.MappingFile, "YAML list of path mappings in the format of kcp's front-proxy (path, backend, backend_server_ca, proxy_client_cert, proxy_client_key, user_header, group_header, extra_header_prefix); entries for /services/ prefixes route virtual workspaces. Without it /services/ goes to the root shard.")
 	fs.IntVar(&o.CacheSize, "resolution-cache-size", o.CacheSize, "Number of workspace hops and logical cluster locations kept in the resolution cache.")
 	fs.DurationVar(&o.CacheTTL, "resolution-cache-ttl", o.CacheTTL, "Longest time a resolution is used without being read again; changes seen by the shards' Workspace watches evict entries at once.")
+	fs.IntVar(&o.HomeCacheSize, "home-workspace-cache-size", o.HomeCacheSize, "Number of users whose home workspace path (what ~ stands for, as the root shard answers) is kept.")
+	fs.DurationVar(&o.HomeCacheTTL, "home-workspace-cache-ttl", o.HomeCacheTTL, "Longest time a user's home workspace path is used without asking the root shard again.")
 }
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).
@@ -168,6 +176,12 @@ func (o CompletedOptions) Validate() []error {
 	}
 	if o.CacheTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--resolution-cache-ttl %v must be positive", o.CacheTTL))
+	}
+	if o.HomeCacheSize < 1 {
+		errs = append(errs, fmt.Errorf("--home-workspace-cache-size %d must be at least 1", o.HomeCacheSize))
+	}
+	if o.HomeCacheTTL <= 0 {
+		errs = append(errs, fmt.Errorf("--home-workspace-cache-ttl %v must be positive", o.HomeCacheTTL))
 	}
 	return errs
 }

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,11 @@ type Config struct {
 	ShardHeaders IdentityHeaders
 	// Mappings route /services/ prefixes to other backends.
 	Mappings []Mapping
+	// HomeCacheSize and HomeCacheTTL bound the cache of users' home
+	// workspace paths; DefaultHomeCacheSize and DefaultHomeCacheTTL when
+	// zero.
+	HomeCacheSize int
+	HomeCacheTTL  time.Duration
 }
 
 // Mapping routes a path prefix to a backend (kcp's --mapping-file entries).
@@ -65,6 +71,7 @@ type Handler struct {
 	shards   *Transports
 	headers  IdentityHeaders
 	mappings []Mapping
+	homes    *homes
 	proxy    *httputil.ReverseProxy
 }
 
@@ -91,6 +98,7 @@ func New(c Config) *Handler {
 		headers:  c.ShardHeaders.withDefaults(),
 		mappings: mappings,
 	}
+	h.homes = newHomes(c.Resolver.RootURL, c.Shards, h.headers, c.HomeCacheSize, c.HomeCacheTTL)
 	h.proxy = &httputil.ReverseProxy{
 		Rewrite:       rewrite,
 		Transport:     roundTripperFunc(transport),
@@ -134,8 +142,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 
-	rt, err := h.route(req)
-	if err != nil {
+	rt, err := h.route(req, u)
+	var passOn *passOnError
+	switch {
+	case errors.As(err, &passOn):
+		passOn.write(w)
+		return
+	case err != nil && errors.Is(err, context.Canceled) && req.Context().Err() != nil:
+		// The client went away.
+		return
+	case err != nil:
 		writeError(w, req, err)
 		return
 	}
@@ -143,12 +159,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	h.proxy.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), routeKey{}, rt)))
 }
 
-// route finds the backend of a request.
-func (h *Handler) route(req *http.Request) (*route, error) {
+// route finds the backend of a request of u (nil: a bearer token is passed
+// on).
+func (h *Handler) route(req *http.Request, u user.Info) (*route, error) {
 	escaped := req.URL.EscapedPath()
 	switch {
 	case escaped == "/clusters" || strings.HasPrefix(escaped, "/clusters/"):
-		return h.routeCluster(req.Context(), escaped)
+		return h.routeCluster(req, u, escaped)
 	case escaped == "/services" || strings.HasPrefix(escaped, "/services/"):
 		for _, m := range h.mappings {
 			if escaped == m.Prefix || strings.HasPrefix(escaped, m.Prefix+"/") {
@@ -171,39 +188,107 @@ func (h *Handler) route(req *http.Request) (*route, error) {
 	return &route{url: joinURL(base, "/clusters/"+string(logicalcluster.Root)+escaped), tr: h.shards, headers: h.headers}, nil
 }
 
-// routeCluster resolves /clusters/<path>/<rest>.
-func (h *Handler) routeCluster(ctx context.Context, escaped string) (*route, error) {
+// routeCluster resolves /clusters/<path>/<rest>. The path ~ (or ~:<rest>)
+// is the home workspace of u, which the root shard names; a GET of the
+// Workspace ~ in any workspace goes to the root shard, which serves it.
+func (h *Handler) routeCluster(req *http.Request, u user.Info, escaped string) (*route, error) {
+	ctx := req.Context()
 	segment, rest, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(escaped, "/clusters"), "/"), "/")
 	if rest != "" || strings.HasSuffix(escaped, "/") {
 		rest = "/" + rest
 	}
 	path, err := url.PathUnescape(segment)
+	below, isHome := "", false
+	if err == nil {
+		below, isHome = homeSegment(path)
+	}
 	switch {
 	case err == nil && path == string(logicalcluster.Wildcard):
 		return nil, apierrors.NewForbidden(schema.GroupResource{}, "", errors.New("wildcard requests across logical clusters (/clusters/*) are served by shards only, not through the front-proxy"))
 	case segment == "":
 		return nil, apierrors.NewBadRequest("a workspace path is required after /clusters/")
-	case err != nil || !logicalcluster.IsValidPath(path):
+	case err != nil || (isHome && below != "" && !logicalcluster.IsValidPath(below)) || (!isHome && !logicalcluster.IsValidPath(path)):
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid workspace path %q: %s", segment, logicalcluster.ValidationMessage))
 	case logicalcluster.Name(path).IsSystem():
 		return nil, apierrors.NewForbidden(schema.GroupResource{}, "", fmt.Errorf("%q is a shard-local system logical cluster, not reachable through the front-proxy", path))
 	}
-	target, err := h.resolver.Resolve(ctx, logicalcluster.NewPath(path))
-	var unavailable *resolve.UnavailableError
-	switch {
-	case errors.Is(err, resolve.ErrNotFound):
-		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, path)
-	case errors.As(err, &unavailable):
-		klog.FromContext(ctx).V(2).Info("Resolving a workspace path failed", "path", path, "shard", unavailable.Shard, "err", unavailable.Err)
-		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("workspace %q cannot be reached: shard %q is unavailable", path, unavailable.Shard))
-	case err != nil:
-		return nil, apierrors.NewInternalError(err)
+
+	if r, err := url.PathUnescape(rest); err == nil && r == homeObjectSuffix && (req.Method == http.MethodGet || req.Method == http.MethodHead) {
+		base, err := url.Parse(h.resolver.RootURL())
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		return &route{url: joinURL(base, homeObjectPath), tr: h.shards, headers: h.headers}, nil
+	}
+
+	var target resolve.Target
+	if isHome {
+		target, path, err = h.resolveHome(req, u, below)
+	} else {
+		target, err = h.resolver.Resolve(ctx, logicalcluster.NewPath(path))
+	}
+	if err != nil {
+		return nil, resolveError(ctx, path, err)
 	}
 	base, err := url.Parse(target.URL)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	return &route{shard: target.Shard, url: joinURL(base, "/clusters/"+string(target.Cluster)+rest), tr: h.shards, headers: h.headers}, nil
+}
+
+// resolveHome resolves ~:<below> for the client of req, and returns the
+// path it stands for. When a cached answer names a home that is not found,
+// the root shard is asked again: the home may have been deleted and
+// created anew.
+func (h *Handler) resolveHome(req *http.Request, u user.Info, below string) (resolve.Target, string, error) {
+	ctx := req.Context()
+	if hasImpersonation(req) {
+		// As the shard answers: whose home would it be?
+		return resolve.Target{}, HomeWorkspaceName, apierrors.NewBadRequest("the home workspace ~ cannot be used with impersonation: use its full path")
+	}
+	fresh := false
+	for {
+		home, cached, err := h.homes.path(ctx, req, u, fresh)
+		if err != nil {
+			return resolve.Target{}, HomeWorkspaceName, err
+		}
+		p := home
+		if below != "" {
+			p = logicalcluster.NewPath(home.String() + logicalcluster.Separator + below)
+		}
+		target, err := h.resolver.Resolve(ctx, p)
+		if !errors.Is(err, resolve.ErrNotFound) || !cached {
+			return target, p.String(), err
+		}
+		if below != "" {
+			if _, err := h.resolver.Resolve(ctx, home); !errors.Is(err, resolve.ErrNotFound) {
+				// The home is there, what is below it is not.
+				return resolve.Target{}, p.String(), resolve.ErrNotFound
+			}
+		}
+		klog.FromContext(ctx).V(4).Info("The cached home workspace is not found, asking the root shard again", "path", home)
+		fresh = true
+	}
+}
+
+// resolveError is the answer to a client when path cannot be resolved.
+func resolveError(ctx context.Context, path string, err error) error {
+	var unavailable *resolve.UnavailableError
+	var passOn *passOnError
+	var status apierrors.APIStatus
+	switch {
+	case errors.Is(err, resolve.ErrNotFound):
+		return apierrors.NewNotFound(schema.GroupResource{Group: "tenancy.kcp.io", Resource: "workspaces"}, path)
+	case errors.As(err, &unavailable):
+		klog.FromContext(ctx).V(2).Info("Resolving a workspace path failed", "path", path, "shard", unavailable.Shard, "err", unavailable.Err)
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("workspace %q cannot be reached: shard %q is unavailable", path, unavailable.Shard))
+	case errors.As(err, &passOn), errors.As(err, &status), errors.Is(err, context.Canceled):
+		// Answers of the root shard about the home, and errors made for
+		// the client already.
+		return err
+	}
+	return apierrors.NewInternalError(err)
 }
 
 // joinURL returns base with escapedPath appended to its path.

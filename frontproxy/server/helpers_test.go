@@ -119,16 +119,16 @@ type env struct {
 	done      chan error
 }
 
-// start starts a shard that trusts the proxy's client certificate and a
-// front-proxy in front of it.
-func start(t *testing.T, cacheTTL time.Duration) *env {
+// start starts a shard that trusts the proxy's client certificate, with
+// opts, and a front-proxy in front of it.
+func start(t *testing.T, cacheTTL time.Duration, opts ...framework.Option) *env {
 	t.Helper()
 	users := newSigner(t, "users")
 	proxyClients := newSigner(t, "front-proxy-clients")
 	serving := newSigner(t, "front-proxy-serving")
 
 	proxyClientsCA := proxyClients.caFile(t)
-	s := framework.StartShard(t, framework.WithRequestHeader(proxyClientsCA, "front-proxy"))
+	s := framework.StartShard(t, append([]framework.Option{framework.WithRequestHeader(proxyClientsCA, "front-proxy")}, opts...)...)
 
 	o := options.NewOptions()
 	o.RootDirectory = t.TempDir()

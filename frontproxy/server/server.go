@@ -114,6 +114,8 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		Shards:         shardTransports,
 		ShardHeaders:   proxy.DefaultIdentityHeaders,
 		Mappings:       mappings,
+		HomeCacheSize:  o.HomeCacheSize,
+		HomeCacheTTL:   o.HomeCacheTTL,
 	}
 	return c, nil
 }

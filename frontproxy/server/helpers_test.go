@@ -129,7 +129,14 @@ func start(t *testing.T, cacheTTL time.Duration, opts ...framework.Option) *env 
 
 	proxyClientsCA := proxyClients.caFile(t)
 	s := framework.StartShard(t, append([]framework.Option{framework.WithRequestHeader(proxyClientsCA, "front-proxy")}, opts...)...)
+	return startProxy(t, s, filepath.Join(s.Options.RootDirectory, "certs", "ca.crt"), cacheTTL, users, proxyClients, serving)
+}
 
+// startProxy starts a front-proxy whose root shard is s and whose shards'
+// serving certificates shardCA verifies; clients authenticate with users'
+// certificates, and the proxy with proxyClients' front-proxy certificate.
+func startProxy(t *testing.T, s *framework.Shard, shardCA string, cacheTTL time.Duration, users, proxyClients, serving *signer) *env {
+	t.Helper()
 	o := options.NewOptions()
 	o.RootDirectory = t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -143,7 +150,7 @@ func start(t *testing.T, cacheTTL time.Duration, opts ...framework.Option) *env 
 	o.ClientCAFile = users.caFile(t)
 	o.RootKubeconfig, o.RootKubeconfigContext = s.Kubeconfig, "shard-base"
 	o.ShardClientCertFile, o.ShardClientKeyFile = proxyClients.files(t, "front-proxy", "front-proxy", nil, x509.ExtKeyUsageClientAuth)
-	o.ShardCAFile = filepath.Join(s.Options.RootDirectory, "certs", "ca.crt")
+	o.ShardCAFile = shardCA
 	o.CacheTTL = cacheTTL
 	completed, err := o.Complete()
 	if err != nil {

@@ -10,6 +10,7 @@ LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION)+tessera-$
            -X k8s.io/client-go/pkg/version.gitVersion=$(KUBE_VERSION)+tessera-$(VERSION)
 ROOT_DIR ?= .tessera
 CACHE_ROOT_DIR ?= .tessera-cache
+SHARDED_DIR ?= .tessera-sharded
 VW_ROOT_DIR ?= .tessera-virtual-workspaces
 TEST_TIMEOUT ?= 35m
 
@@ -29,6 +30,10 @@ build: ## Build the binaries (tessera, tessera-front-proxy, tessera-cache-server
 .PHONY: run
 run: build ## Run `tessera start` with embedded etcd under ./.tessera
 	$(BIN)/tessera start --root-directory $(ROOT_DIR)
+
+.PHONY: run-sharded
+run-sharded: build ## Run a sharded installation (cache server, root, shard-1, shard-2, virtual workspaces, front-proxy) under ./.tessera-sharded
+	$(GO) run ./hack/run-sharded -dir $(SHARDED_DIR) -bin $(BIN)
 
 .PHONY: run-cache-server
 run-cache-server: build ## Run tessera-cache-server with embedded etcd under ./.tessera-cache (HTTPS on 6444)
@@ -123,4 +128,4 @@ lint: verify ## Alias of verify
 
 .PHONY: clean
 clean: ## Remove build output and the local root directories
-	rm -rf $(BIN) $(ROOT_DIR) $(CACHE_ROOT_DIR) $(VW_ROOT_DIR)
+	rm -rf $(BIN) $(ROOT_DIR) $(CACHE_ROOT_DIR) $(VW_ROOT_DIR) $(SHARDED_DIR)

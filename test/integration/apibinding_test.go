@@ -553,9 +553,14 @@ spec:
 	// Another export's cowboys may be bound now.
 	createBinding(t, s, "consumer", "other-cowboys", "other-provider", "wildwest.dev")
 	waitBound(t, s, "consumer", "other-cowboys")
-	list, err := dynamicClient(t, s, "consumer").Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{})
-	if err != nil || len(list.Items) != 0 {
-		t.Errorf("cowboys of the other export: %v %v", err, list)
+	// Served a moment after Bound (the shard follows the binding's status).
+	var list *unstructured.UnstructuredList
+	eventually(t, 10*time.Second, "cowboys of the other export served", func(ctx context.Context) (bool, error) {
+		list, err = dynamicClient(t, s, "consumer").Resource(cowboysGVR).List(ctx, metav1.ListOptions{})
+		return err == nil, nil
+	})
+	if len(list.Items) != 0 {
+		t.Errorf("cowboys of the other export: %v", names(list.Items))
 	}
 }
 

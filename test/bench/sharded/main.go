@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 
 	cacheserver "github.com/tessera-dev/tessera/cacheserver/server"
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
@@ -334,14 +335,18 @@ func (b *bench) replicationLag(ctx context.Context, n int) error {
 	defer w.Stop()
 	var lags []time.Duration
 	for i := 0; i < n; i++ {
-		e, err := exports.Get(ctx, "lag.example.dev", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
 		want := strconv.Itoa(i)
-		e.Labels = map[string]string{"n": want}
-		t := time.Now()
-		if _, err := exports.Update(ctx, e, metav1.UpdateOptions{}); err != nil {
+		var t time.Time
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			e, err := exports.Get(ctx, "lag.example.dev", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			e.Labels = map[string]string{"n": want}
+			t = time.Now()
+			_, err = exports.Update(ctx, e, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			return err
 		}
 		timeout := time.After(30 * time.Second)

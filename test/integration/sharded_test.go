@@ -8,12 +8,14 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/test/integration/framework"
 	vwoptions "github.com/tessera-dev/tessera/virtual/options"
 )
@@ -47,7 +49,8 @@ func createWorkspaceOn(t *testing.T, s *framework.Shard, parent logicalcluster.N
 func TestTwoShards(t *testing.T) {
 	caCert, caKey := framework.NewInstallationCA(t)
 	root := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey))
-	shard1 := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey), framework.JoiningRoot(root, "shard-1"))
+	shard1 := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey), framework.JoiningRoot(root, "shard-1"),
+		func(o *options.Options) { o.OrphanLogicalClusterSweepInterval = time.Second })
 	ctx := t.Context()
 	eventually(t, time.Minute, "shard-1 registered", func(ctx context.Context) (bool, error) {
 		_, err := kcpClient(t, root, logicalcluster.Root).Shards().Get(ctx, "shard-1", metav1.GetOptions{})
@@ -102,6 +105,30 @@ func TestTwoShards(t *testing.T) {
 		return len(list.Items) == 1 && logicalcluster.From(&list.Items[0]) == consumerCluster, nil
 	})
 
+	// Orphans on shard-1 whose owner would be on root: the sweep asks
+	// root, and deletes only those whose Workspace is gone.
+	for _, o := range []struct{ cluster, ownerCluster, owner string }{
+		{"orphan-ghost", "root", "ghost"},
+		{"orphan-nowhere", "nowhere-at-all", "ghost"},
+	} {
+		lc := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster",
+			"metadata": map[string]any{"name": "cluster"},
+			"spec": map[string]any{"owner": map[string]any{
+				"apiVersion": "tenancy.kcp.io/v1alpha1", "resource": "workspaces", "name": o.owner, "cluster": o.ownerCluster, "uid": "uid-ghost",
+			}},
+		}}
+		if _, err := dynamicFor(t, shard1, logicalcluster.Name(o.cluster)).Resource(logicalClusterGVR).Create(ctx, lc, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating logical cluster %s on shard-1: %v", o.cluster, err)
+		}
+	}
+	for _, c := range []string{"orphan-ghost", "orphan-nowhere"} {
+		eventually(t, time.Minute, "orphan "+c+" on shard-1 deleted", func(ctx context.Context) (bool, error) {
+			_, err := dynamicFor(t, shard1, logicalcluster.Name(c)).Resource(logicalClusterGVR).Get(ctx, "cluster", metav1.GetOptions{})
+			return err != nil, nil
+		})
+	}
+
 	// With shard-1 stopped, the bound API keeps serving on root.
 	shard1.Stop()
 	if out := root.MustKubectl(t, consumerCluster, "get", "cowboys", "-o", "name"); strings.TrimSpace(out) != "cowboy.wildwest.dev/one" {
@@ -109,6 +136,12 @@ func TestTwoShards(t *testing.T) {
 	}
 	root.MustKubectl(t, consumerCluster, "create", "-f", yamlFile(t, "two.yaml", strings.ReplaceAll(cowboyOne, "one", "two")))
 	shard1.Start()
+	// The workspace's logical cluster on shard-1, whose owner is on root,
+	// survives a sweep after the restart.
+	time.Sleep(3 * time.Second)
+	if _, err := kcpClient(t, shard1, providerCluster).LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the provider's logical cluster on shard-1 after a restart and sweep: %v", err)
+	}
 
 	// Deleting the workspace deletes its logical cluster on shard-1.
 	if err := kcpClient(t, root, logicalcluster.Root).Workspaces().Delete(ctx, "provider", metav1.DeleteOptions{}); err != nil {

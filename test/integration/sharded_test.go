@@ -69,6 +69,27 @@ func TestTwoShards(t *testing.T) {
 	// A workspace of the workspace on shard-1 is created there, by shard-1.
 	createWorkspaceOn(t, shard1, providerCluster, "team", "root")
 
+	// A WorkspaceType of a workspace on shard-1 is found by root through
+	// its replica, for a workspace on root.
+	wt := &tenancyv1alpha1.WorkspaceType{ObjectMeta: metav1.ObjectMeta{Name: "remote-kind"}}
+	if _, err := kcpClient(t, shard1, providerCluster).WorkspaceTypes().Create(ctx, wt, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	typed := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: "typed"},
+		Spec: tenancyv1alpha1.WorkspaceSpec{
+			Type:     &tenancyv1alpha1.WorkspaceTypeReference{Name: "remote-kind", Path: "root:provider"},
+			Location: &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": "root"}}},
+		},
+	}
+	eventually(t, 30*time.Second, "a workspace of the type on shard-1 accepted on root", func(ctx context.Context) (bool, error) {
+		_, err := kcpClient(t, root, logicalcluster.Root).Workspaces().Create(ctx, typed, metav1.CreateOptions{})
+		return err == nil, nil
+	})
+	if ws := waitWorkspaceReady(t, root, logicalcluster.Root, "typed"); ws.Spec.Type.Path != "root:provider" {
+		t.Errorf("the typed workspace's type is %v", ws.Spec.Type)
+	}
+
 	// An export of shard-1, bound on root.
 	publishCowboys(t, shard1, providerCluster)
 	consumer := createWorkspaceOn(t, root, logicalcluster.Root, "consumer", "root")

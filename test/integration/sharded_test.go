@@ -2,10 +2,12 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,7 +50,7 @@ func createWorkspaceOn(t *testing.T, s *framework.Shard, parent logicalcluster.N
 // shard-1.
 func TestTwoShards(t *testing.T) {
 	caCert, caKey := framework.NewInstallationCA(t)
-	root := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey))
+	root := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey), withTokens(t, "alice-token,alice,a1", "bob-token,bob,b1"))
 	shard1 := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey), framework.JoiningRoot(root, "shard-1"),
 		func(o *options.Options) { o.OrphanLogicalClusterSweepInterval = time.Second })
 	ctx := t.Context()
@@ -88,6 +90,42 @@ func TestTwoShards(t *testing.T) {
 	})
 	if ws := waitWorkspaceReady(t, root, logicalcluster.Root, "typed"); ws.Spec.Type.Path != "root:provider" {
 		t.Errorf("the typed workspace's type is %v", ws.Spec.Type)
+	}
+
+	// Using that type needs "use" on it, decided on root by shard-1's
+	// replicated RBAC: alice has it, bob has not; both administer root.
+	createRole(t, shard1, providerCluster, "use-remote-kind", rbacv1.PolicyRule{
+		APIGroups: []string{"tenancy.kcp.io"}, Resources: []string{"workspacetypes"}, ResourceNames: []string{"remote-kind"}, Verbs: []string{"use"}})
+	bindUser := func(s *framework.Shard, cluster logicalcluster.Name, role, user string) {
+		b := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role + "-" + user},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		}
+		if _, err := kube(t, s, cluster).RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bindUser(shard1, providerCluster, "use-remote-kind", "alice")
+	bindUser(root, logicalcluster.Root, "cluster-admin", "alice")
+	bindUser(root, logicalcluster.Root, "cluster-admin", "bob")
+	for _, u := range []struct {
+		token, name string
+		allowed     bool
+	}{{"bob-token", "by-bob", false}, {"alice-token", "by-alice", true}} {
+		client, err := kcpClientForToken(root, logicalcluster.Root, u.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := typed.DeepCopy()
+		ws.Name, ws.ResourceVersion = u.name, ""
+		eventually(t, 30*time.Second, u.name+" allowed="+fmt.Sprint(u.allowed), func(ctx context.Context) (bool, error) {
+			_, err := client.Workspaces().Create(ctx, ws, metav1.CreateOptions{})
+			if u.allowed {
+				return err == nil, nil
+			}
+			return apierrors.IsForbidden(err), nil
+		})
 	}
 
 	// An export of shard-1, bound on root.

@@ -75,9 +75,12 @@ type Plugin struct {
 	// LargeCount objects of it at the last scan.
 	scannedLarge atomic.Pointer[map[string]map[logicalcluster.Name]int64]
 	// admitted holds, per cluster, creates minus deletes admitted since
-	// the last scan began (*atomic.Int64).
-	mu       sync.RWMutex
-	admitted map[logicalcluster.Name]*atomic.Int64
+	// the last scan began (*atomic.Int64); during a scan, beforeScan holds
+	// those admitted before it began, which count until its result
+	// replaces the last one (else a scan in progress would forget them).
+	mu         sync.RWMutex
+	admitted   map[logicalcluster.Name]*atomic.Int64
+	beforeScan map[logicalcluster.Name]*atomic.Int64
 }
 
 var _ admission.ValidationInterface = &Plugin{}
@@ -119,11 +122,14 @@ func (p *Plugin) Run(ctx context.Context) error {
 
 // Scan counts the keys of every logical cluster.
 func (p *Plugin) Scan(ctx context.Context) error {
-	// Deltas admitted from now on are in the next scan or counted twice
-	// until it; both are corrected by the scan after.
+	// Deltas admitted from now on are in this scan or not; they count
+	// until the next scan either way (an object may count twice until
+	// then: the limit errs on the safe side). Those admitted before count
+	// until this scan's result is in.
 	p.mu.Lock()
-	p.admitted = map[logicalcluster.Name]*atomic.Int64{}
+	p.beforeScan, p.admitted = p.admitted, map[logicalcluster.Name]*atomic.Int64{}
 	p.mu.Unlock()
+
 	counts := map[logicalcluster.Name]int64{}
 	large := map[string]map[logicalcluster.Name]int64{}
 	root := strings.TrimSuffix(p.cfg.Root, "/")
@@ -145,6 +151,7 @@ func (p *Plugin) Scan(ctx context.Context) error {
 		for {
 			resp, err := p.cfg.KV.Get(ctx, key, clientv3.WithRange(end), clientv3.WithKeysOnly(), clientv3.WithLimit(scanPage))
 			if err != nil {
+				p.scanFailed()
 				return fmt.Errorf("scanning %s: %w", full, err)
 			}
 			for _, kv := range resp.Kvs {
@@ -166,12 +173,30 @@ func (p *Plugin) Scan(ctx context.Context) error {
 		}
 		flush()
 	}
+	p.mu.Lock()
 	p.scanned.Store(&counts)
+	p.beforeScan = nil
+	p.mu.Unlock()
 	p.scannedLarge.Store(&large)
 	if p.cfg.AfterScan != nil {
 		p.cfg.AfterScan(ctx, counts)
 	}
 	return nil
+}
+
+// scanFailed keeps counting what was admitted before the failed scan.
+func (p *Plugin) scanFailed() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for cluster, b := range p.beforeScan {
+		d := p.admitted[cluster]
+		if d == nil {
+			d = &atomic.Int64{}
+			p.admitted[cluster] = d
+		}
+		d.Add(b.Load())
+	}
+	p.beforeScan = nil
 }
 
 // LargeCount is the smallest number of objects of one resource in one
@@ -187,12 +212,15 @@ func (p *Plugin) ResourceCount(prefix string, cluster logicalcluster.Name) (int6
 
 // Count returns the objects of cluster as the plugin knows them.
 func (p *Plugin) Count(cluster logicalcluster.Name) int64 {
-	n := (*p.scanned.Load())[cluster]
 	p.mu.RLock()
-	d := p.admitted[cluster]
+	n := (*p.scanned.Load())[cluster]
+	d, b := p.admitted[cluster], p.beforeScan[cluster]
 	p.mu.RUnlock()
 	if d != nil {
 		n += d.Load()
+	}
+	if b != nil {
+		n += b.Load()
 	}
 	return n
 }

@@ -221,10 +221,13 @@ func (s *Server) newWorkspaceControllers() error {
 
 // ownerState tells whether the Workspace that owns a logical cluster
 // exists, asking etcd and the API, never only a cache. A parent logical
-// cluster that is not on this shard is looked for on every other shard:
-// it is gone only when all of them say so, and its Workspace is asked for
-// on the shard that has it.
-func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterOwner) (orphanlogicalclusters.OwnerState, error) {
+// cluster that is not on this shard is asked of the shard that created
+// the logical cluster (its owner-shard annotation): the owner is gone only
+// when that shard says the parent or its Workspace is. Without the
+// annotation (logical clusters made before it existed, or by hand), the
+// owner is gone only in an installation of this one shard.
+func (s *Server) ownerState(ctx context.Context, lc *corev1alpha1.LogicalCluster) (orphanlogicalclusters.OwnerState, error) {
+	o := lc.Spec.Owner
 	if o == nil || o.Resource != "workspaces" {
 		return orphanlogicalclusters.OwnerUnknown, nil
 	}
@@ -237,15 +240,26 @@ func (s *Server) ownerState(ctx context.Context, o *corev1alpha1.LogicalClusterO
 		return orphanlogicalclusters.OwnerUnknown, err
 	}
 	if !st.Exists {
-		shard, found, err := s.findCluster(ctx, parent)
-		switch {
-		case err != nil:
-			return orphanlogicalclusters.OwnerUnknown, err
-		case !found:
+		ownerShard := lc.Annotations[corev1alpha1.LogicalClusterOwnerShardAnnotationKey]
+		switch ownerShard {
+		case "":
+			if s.onlyShard() {
+				return orphanlogicalclusters.OwnerGone, nil
+			}
+			return orphanlogicalclusters.OwnerUnknown, nil
+		case s.Options.ShardName:
+			// Made by this shard's workspace controller for a parent
+			// here, which is gone.
 			return orphanlogicalclusters.OwnerGone, nil
 		}
-		client, err := s.kcpFor(shard, parent)
+		client, err := s.kcpFor(ownerShard, parent)
 		if err != nil {
+			return orphanlogicalclusters.OwnerUnknown, err
+		}
+		if _, err := client.LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{}); err != nil {
+			if isNotFoundStatus(err) {
+				return orphanlogicalclusters.OwnerGone, nil
+			}
 			return orphanlogicalclusters.OwnerUnknown, err
 		}
 		ws, err := client.Workspaces().Get(ctx, o.Name, metav1.GetOptions{})

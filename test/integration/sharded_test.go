@@ -164,11 +164,15 @@ func TestTwoShards(t *testing.T) {
 		return len(list.Items) == 1 && logicalcluster.From(&list.Items[0]) == consumerCluster, nil
 	})
 
-	// Orphans on shard-1 whose owner would be on root: the sweep asks
-	// root, and deletes only those whose Workspace is gone.
-	for _, o := range []struct{ cluster, ownerCluster, owner string }{
-		{"orphan-ghost", "root", "ghost"},
-		{"orphan-nowhere", "nowhere-at-all", "ghost"},
+	// Orphans on shard-1 whose owner would be on root: the sweep asks the
+	// shard that made them (their owner-shard annotation), and deletes
+	// only those whose Workspace or parent that shard says are gone; one
+	// without the annotation cannot be decided in a multi-shard
+	// installation and stays.
+	for _, o := range []struct{ cluster, ownerCluster, owner, ownerShard string }{
+		{"orphan-ghost", "root", "ghost", "root"},
+		{"orphan-nowhere", "nowhere-at-all", "ghost", "root"},
+		{"orphan-unknown", "nowhere-at-all", "ghost", ""},
 	} {
 		lc := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster",
@@ -177,6 +181,9 @@ func TestTwoShards(t *testing.T) {
 				"apiVersion": "tenancy.kcp.io/v1alpha1", "resource": "workspaces", "name": o.owner, "cluster": o.ownerCluster, "uid": "uid-ghost",
 			}},
 		}}
+		if o.ownerShard != "" {
+			lc.SetAnnotations(map[string]string{corev1alpha1.LogicalClusterOwnerShardAnnotationKey: o.ownerShard})
+		}
 		if _, err := dynamicFor(t, shard1, logicalcluster.Name(o.cluster)).Resource(logicalClusterGVR).Create(ctx, lc, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("creating logical cluster %s on shard-1: %v", o.cluster, err)
 		}
@@ -186,6 +193,13 @@ func TestTwoShards(t *testing.T) {
 			_, err := dynamicFor(t, shard1, logicalcluster.Name(c)).Resource(logicalClusterGVR).Get(ctx, "cluster", metav1.GetOptions{})
 			return err != nil, nil
 		})
+	}
+	if _, err := dynamicFor(t, shard1, "orphan-unknown").Resource(logicalClusterGVR).Get(ctx, "cluster", metav1.GetOptions{}); err != nil {
+		t.Errorf("a logical cluster without its owner's shard was deleted: %v", err)
+	}
+	lc, err := kcpClient(t, shard1, providerCluster).LogicalClusters().Get(ctx, corev1alpha1.LogicalClusterName, metav1.GetOptions{})
+	if err != nil || lc.Annotations[corev1alpha1.LogicalClusterOwnerShardAnnotationKey] != "root" {
+		t.Errorf("the provider's logical cluster on shard-1 names its owner's shard %q (%v), want root", lc.Annotations[corev1alpha1.LogicalClusterOwnerShardAnnotationKey], err)
 	}
 
 	// With shard-1 stopped, the bound API keeps serving on root.

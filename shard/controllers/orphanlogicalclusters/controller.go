@@ -54,8 +54,9 @@ const (
 type Config struct {
 	// LogicalClusters is the shard's informer of LogicalClusters.
 	LogicalClusters informers.Informer[*unstructured.Unstructured]
-	// Owner tells the state of an owner, asking its shard.
-	Owner func(ctx context.Context, owner *corev1alpha1.LogicalClusterOwner) (OwnerState, error)
+	// Owner tells the state of the owner of a LogicalCluster (spec.owner),
+	// asking its shard.
+	Owner func(ctx context.Context, lc *corev1alpha1.LogicalCluster) (OwnerState, error)
 	// Delete deletes the LogicalCluster of cluster if it still has uid.
 	Delete func(ctx context.Context, cluster logicalcluster.Name, uid types.UID) error
 	// SweepInterval defaults to DefaultSweepInterval.
@@ -142,7 +143,7 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc); err != nil {
 		return reconciler.Result{}, nil
 	}
-	state, err := c.cfg.Owner(ctx, lc.Spec.Owner)
+	state, err := c.cfg.Owner(ctx, lc)
 	if err != nil {
 		return reconciler.Result{}, fmt.Errorf("looking up the owner of logical cluster %s: %w", key.Cluster, err)
 	}

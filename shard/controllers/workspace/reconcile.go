@@ -149,6 +149,7 @@ func (r *workspaceReconciler) schedule(ctx context.Context, key reconciler.Key, 
 			return deref(res), err
 		}
 		lc := newLogicalCluster(ws, key.Cluster, info, shard.Name, initializers)
+		lc.Annotations[corev1alpha1.LogicalClusterOwnerShardAnnotationKey] = r.localShard
 		created, err := r.logicalClusters.Create(ctx, shard, cluster, lc)
 		if apierrors.IsAlreadyExists(err) {
 			created, err = r.logicalClusters.Get(ctx, shard, cluster)

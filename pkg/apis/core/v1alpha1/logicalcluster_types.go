@@ -35,6 +35,12 @@ const (
 	// logical cluster lives on.
 	LogicalClusterShardAnnotationKey = "core.kcp.io/shard"
 
+	// LogicalClusterOwnerShardAnnotationKey names the shard of the
+	// Workspace that owns the logical cluster (the shard that created it),
+	// so that the orphan sweep asks that shard, and only that shard,
+	// whether the owner is gone.
+	LogicalClusterOwnerShardAnnotationKey = "tessera.dev/owner-shard"
+
 	// RequiredGroupsAnnotationKey restricts access to the logical cluster to
 	// members of certain groups: a comma-separated (OR) list of
 	// semicolon-separated (AND) group names. It is copied to child

@@ -42,6 +42,7 @@ import (
 
 	"github.com/tessera-dev/tessera/test/e2e/framework/physical"
 	"github.com/tessera-dev/tessera/test/e2e/framework/process"
+	"github.com/tessera-dev/tessera/test/e2e/framework/sharded"
 )
 
 // Enabled reports whether the environment asks for the e2e suites; `go test
@@ -71,6 +72,7 @@ type Env struct {
 	mu       sync.Mutex
 	timings  []Timing
 	tessera  *Tessera
+	sharded  *sharded.Installation
 	provider physical.Provider
 	clusters []*physical.Cluster
 	// tesseraErr and physicalErr are the first failures to start the

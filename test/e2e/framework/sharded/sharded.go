@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,7 +27,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,12 +112,7 @@ func (c *Component) Stop(grace time.Duration) error {
 
 // Kill sends SIGKILL to the process group and waits for the exit.
 func (c *Component) Kill() {
-	p := c.Process()
-	if !p.Running() {
-		return
-	}
-	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
-	<-p.Exited()
+	c.Process().Kill()
 }
 
 // Restart starts the component again with the same arguments (it must
@@ -348,6 +343,46 @@ func (in *Installation) WaitShardsRegistered(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("shards %v are not in root's Shards: %w", missing, err)
+	}
+	// Shards learn of each other through the cache server's replicas of
+	// root's Shards; until those are there a shard looks for a logical
+	// cluster on too few shards (see the suite's Pending spec).
+	url := in.Cache.URL + "/services/cache/shards/*/clusters/*/apis/core.kcp.io/v1alpha1/shards"
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := in.Cache.client.Do(req)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		defer resp.Body.Close()
+		var list struct {
+			Items []struct {
+				Metadata struct{ Name string } `json:"metadata"`
+			} `json:"items"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != http.StatusOK {
+			last = fmt.Sprintf("%d %v", resp.StatusCode, err)
+			return false, nil
+		}
+		seen := map[string]bool{}
+		for _, it := range list.Items {
+			seen[it.Metadata.Name] = true
+		}
+		last = fmt.Sprintf("replicated: %v", seen)
+		for _, n := range ShardNames {
+			if !seen[n] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the cache server does not hold every Shard (%s): %w", last, err)
 	}
 	return nil
 }

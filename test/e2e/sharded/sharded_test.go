@@ -1,6 +1,7 @@
 package shardede2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,7 +136,8 @@ var _ = Describe("A sharded installation through the front-proxy", Ordered, Labe
 		By("starting a watch through the proxy that stays idle until the last spec")
 		client, err := ts.Client("root")
 		Expect(err).NotTo(HaveOccurred())
-		w, err := client.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=idle-watch"})
+		// Not the node's context, which ends with BeforeAll.
+		w, err := client.CoreV1().ConfigMaps("default").Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=idle-watch"})
 		Expect(err).NotTo(HaveOccurred())
 		watchStarted, watchStop = time.Now(), w.Stop
 		watchEvents, watchClosed = make(chan watch.Event, 16), make(chan struct{})
@@ -149,7 +151,10 @@ var _ = Describe("A sharded installation through the front-proxy", Ordered, Labe
 	}, NodeTimeout(5*time.Minute))
 
 	It("spreads the team workspaces of an organization over the three shards", func(ctx SpecContext) {
-		out := kubectl(ctx, admin, "ws", "create", "org", "--enter")
+		// The organization stays on root: the proxy resolves root:org:<team>
+		// through org's shard, and the specs kill shard-2 (see the Pending
+		// spec on routing below a killed shard).
+		out := kubectl(ctx, admin, "ws", "create", "org", "--enter", "--location-selector", "name=root")
 		Expect(out).To(ContainSubstring(`Current workspace is "root:org".`))
 		teams := 9
 		for i := 1; i <= teams; i++ {
@@ -346,6 +351,21 @@ spec:
 				g.Expect(out).To(ContainSubstring(fmt.Sprintf("configmap/ack-%d\n", i)))
 			}
 		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+	})
+
+	// Pending: the front-proxy resolves a path hop by hop and uses nothing
+	// a shard said while its Workspace watch is down (README "Front-proxy"),
+	// so with shard-2 down, root:org2:child answers 503 although child is
+	// on root: only its parent org2 is on shard-2. kcp's front-proxy keeps
+	// routing it from its index.
+	It("routes a workspace on a live shard whose parent is on a killed shard", Pending, func(ctx SpecContext) {
+		kubectl(ctx, admin, "ws", "use", "root")
+		kubectl(ctx, admin, "ws", "create", "org2", "--location-selector", "name=shard-2", "--enter")
+		kubectl(ctx, admin, "ws", "create", "child", "--location-selector", "name=root")
+		Expect(at(ctx, "root:org2:child", "get", "namespaces", "default", "-o", "name")).To(Equal("namespace/default\n"))
+		in.Shard("shard-2").Kill()
+		DeferCleanup(func(ctx SpecContext) { Expect(in.Shard("shard-2").Restart(ctx)).To(Succeed()) })
+		Expect(at(ctx, "root:org2:child", "get", "namespaces", "default", "-o", "name")).To(Equal("namespace/default\n"))
 	})
 
 	It("stops routing a deleted workspace within a second", func(ctx SpecContext) {

@@ -345,8 +345,10 @@ func (in *Installation) WaitShardsRegistered(ctx context.Context) error {
 		return fmt.Errorf("shards %v are not in root's Shards: %w", missing, err)
 	}
 	// Shards learn of each other through the cache server's replicas of
-	// root's Shards; until those are there a shard looks for a logical
-	// cluster on too few shards (see the suite's Pending spec).
+	// root's Shards. Until those are there, a joining shard looks for a
+	// logical cluster on too few shards: its orphan sweep then took the
+	// parent of a new workspace's logical cluster for gone and deleted the
+	// workspace (seen when org was on shard-2 and team-1 on shard-1).
 	url := in.Cache.URL + "/services/cache/shards/*/clusters/*/apis/core.kcp.io/v1alpha1/shards"
 	var last string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {

@@ -124,6 +124,10 @@ func (e *Env) init() error {
 	return nil
 }
 
+// Group returns the suite's process group, to start processes that the
+// suite stops with the others.
+func (e *Env) Group() *process.Group { return e.group }
+
 // Processes returns every process this suite started.
 func (e *Env) Processes() []*process.Process { return e.group.Processes() }
 

@@ -181,7 +181,8 @@ var _ = Describe("A sharded installation through the front-proxy", Ordered, Labe
 		Expect(count()).To(HaveKey("shard-1"))
 		Expect(count()).To(HaveKey("shard-2"))
 
-		out = at(ctx, "root", "get", "shards")
+		out, err := env.Kubectl(ctx, in.Kubeconfig, "--context", "root", "get", "shards")
+		Expect(err).NotTo(HaveOccurred())
 		for _, n := range sharded.ShardNames {
 			Expect(out).To(MatchRegexp(`(?m)^`+regexp.QuoteMeta(n)+`\s+`+regexp.QuoteMeta(in.Shard(n).URL)+`\s+`+regexp.QuoteMeta(in.Proxy.URL)+`\s`),
 				"kubectl get shards:\n%s", out)
@@ -351,6 +352,7 @@ spec:
 				g.Expect(out).To(ContainSubstring(fmt.Sprintf("configmap/ack-%d\n", i)))
 			}
 		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+		Expect(at(ctx, "root:org:consumer-c", "get", "widgets", "-o", "name")).To(Equal("widget.example.dev/w-consumer-c\n"))
 	})
 
 	// Pending: the front-proxy resolves a path hop by hop and uses nothing
@@ -366,6 +368,36 @@ spec:
 		in.Shard("shard-2").Kill()
 		DeferCleanup(func(ctx SpecContext) { Expect(in.Shard("shard-2").Restart(ctx)).To(Succeed()) })
 		Expect(at(ctx, "root:org2:child", "get", "namespaces", "default", "-o", "name")).To(Equal("namespace/default\n"))
+	})
+
+	// Pending: right after the shards registered, before the cache server
+	// replicated every Shard to every shard, a workspace on shard-1 whose
+	// parent is on shard-2 was deleted at once: shard-1's orphan sweep
+	// (shard/server ownerState -> findCluster) took a Shard list that held
+	// root and shard-1 but not yet shard-2 for complete, asked only root for
+	// the parent's logical cluster, took NotFound for "the owner is gone"
+	// and deleted the new logical cluster; shard-2's workspace controller
+	// then deleted the Workspace ("Logical cluster is gone, deleting its
+	// workspace"), and kubectl ws create failed with 'workspaces "team-1"
+	// not found'. The launcher waits for the replicas, so the other specs
+	// do not hit it; this one starts a second installation without that
+	// wait. It is a race: it fails in some runs only.
+	It("keeps a workspace created right after the shards joined", Pending, func(ctx SpecContext) {
+		bin, err := framework.BinDir()
+		Expect(err).NotTo(HaveOccurred())
+		kubectlBin, err := framework.KubectlPath()
+		Expect(err).NotTo(HaveOccurred())
+		fresh, err := sharded.Start(ctx, sharded.Options{Dir: filepath.Join(env.Dir, "fresh"), BinDir: bin, Group: env.Group(),
+			NoFsync: true, NoReplicationWait: true})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(fresh.Stop(30 * time.Second)).To(BeEmpty()) })
+		for _, step := range [][]string{
+			{"ws", "create", "parent", "--location-selector", "name=shard-2", "--enter"},
+			{"ws", "create", "child", "--location-selector", "name=shard-1"},
+		} {
+			_, err := framework.Run(ctx, []string{"KUBECONFIG=" + fresh.Kubeconfig, "PATH=" + bin + ":" + os.Getenv("PATH")}, kubectlBin, step...)
+			Expect(err).NotTo(HaveOccurred())
+		}
 	})
 
 	It("stops routing a deleted workspace within a second", func(ctx SpecContext) {

@@ -11,7 +11,7 @@
 //	ca/                       the installation CA and the certificates signed by it
 //	cache/ front-proxy/ <shard>-vw/ tokens.csv mapping.yaml
 //
-// `make run-sharded` (cmd/) and the sharded e2e suite use it. Nothing is
+// `make run-sharded` (hack/run-sharded) and the sharded e2e suite use it. Nothing is
 // kept per workspace.
 package sharded
 
@@ -64,6 +64,10 @@ type Options struct {
 	NoFsync bool
 	// ProxyPort is the front-proxy's port; 0 picks a free one.
 	ProxyPort int
+	// NoReplicationWait returns once root lists every Shard, without
+	// waiting for the cache server to hold them (to reproduce what a
+	// client sees right after a start).
+	NoReplicationWait bool
 }
 
 // Component is one process of the installation, restartable with the same
@@ -291,7 +295,7 @@ func Start(ctx context.Context, o Options) (*Installation, error) {
 	if err := startAll(ctx, in.Shards["shard-1"].VW, in.Shards["shard-2"].VW); err != nil {
 		return nil, err
 	}
-	if err := in.WaitShardsRegistered(ctx); err != nil {
+	if err := in.WaitShardsRegistered(ctx, !o.NoReplicationWait); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -319,8 +323,9 @@ func startAll(ctx context.Context, cs ...*Component) error {
 
 var shardsGVR = schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "shards"}
 
-// WaitShardsRegistered waits until root lists a Shard for every shard.
-func (in *Installation) WaitShardsRegistered(ctx context.Context) error {
+// WaitShardsRegistered waits until root lists a Shard for every shard and,
+// with replicated, until the cache server holds them all.
+func (in *Installation) WaitShardsRegistered(ctx context.Context, replicated bool) error {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: in.Shards["root"].Kubeconfig},
 		&clientcmd.ConfigOverrides{CurrentContext: "root"}).ClientConfig()
@@ -343,6 +348,9 @@ func (in *Installation) WaitShardsRegistered(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("shards %v are not in root's Shards: %w", missing, err)
+	}
+	if !replicated {
+		return nil
 	}
 	// Shards learn of each other through the cache server's replicas of
 	// root's Shards. Until those are there, a joining shard looks for a

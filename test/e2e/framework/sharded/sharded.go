@@ -194,7 +194,7 @@ func Start(ctx context.Context, o Options) (*Installation, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := portsFor(o.ProxyPort)
+	ports, err := portsFor(dir, o.ProxyPort)
 	if err != nil {
 		return nil, err
 	}
@@ -497,10 +497,35 @@ func writeMapping(path string, p *pairs, vwURL, rootURL string) error {
 	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
-// portsFor picks free loopback ports: cache (HTTPS, etcd client, etcd
-// peer), each shard (HTTPS, etcd client, etcd peer, virtual workspaces) and
-// the front-proxy (proxyPort when not 0).
-func portsFor(proxyPort int) (map[string][]int, error) {
+// portsFor returns the ports of an earlier start on dir (<dir>/ports.json),
+// so that the URLs in Shards and Workspaces stay valid, or picks free
+// loopback ports and records them: cache (HTTPS, etcd client, etcd peer),
+// each shard (HTTPS, etcd client, etcd peer, virtual workspaces) and the
+// front-proxy (proxyPort when not 0).
+func portsFor(dir string, proxyPort int) (map[string][]int, error) {
+	file := filepath.Join(dir, "ports.json")
+	if b, err := os.ReadFile(file); err == nil {
+		var m map[string][]int
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if proxyPort != 0 {
+			m["front-proxy"] = []int{proxyPort}
+		}
+		return m, nil
+	}
+	m, err := freePorts(proxyPort)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return m, os.WriteFile(file, b, 0o600)
+}
+
+func freePorts(proxyPort int) (map[string][]int, error) {
 	free, err := process.FreePorts(3 + 4*len(ShardNames) + 1)
 	if err != nil {
 		return nil, err

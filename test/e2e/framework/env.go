@@ -42,6 +42,7 @@ import (
 
 	"github.com/tessera-dev/tessera/test/e2e/framework/physical"
 	"github.com/tessera-dev/tessera/test/e2e/framework/process"
+	"github.com/tessera-dev/tessera/test/e2e/framework/sharded"
 )
 
 // Enabled reports whether the environment asks for the e2e suites; `go test
@@ -71,6 +72,7 @@ type Env struct {
 	mu       sync.Mutex
 	timings  []Timing
 	tessera  *Tessera
+	sharded  *sharded.Installation
 	provider physical.Provider
 	clusters []*physical.Cluster
 	// tesseraErr and physicalErr are the first failures to start the
@@ -121,6 +123,10 @@ func (e *Env) init() error {
 	e.group = group
 	return nil
 }
+
+// Group returns the suite's process group, to start processes that the
+// suite stops with the others.
+func (e *Env) Group() *process.Group { return e.group }
 
 // Processes returns every process this suite started.
 func (e *Env) Processes() []*process.Process { return e.group.Processes() }

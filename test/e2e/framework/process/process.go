@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -44,6 +45,9 @@ type Process struct {
 	log     *os.File
 	done    chan struct{}
 	waitErr error
+	// stopped is set once Stop or Kill was called: a later Stop of the
+	// exited process is no error.
+	stopped atomic.Bool
 }
 
 // PID returns the process id.
@@ -82,8 +86,12 @@ func (p *Process) String() string {
 // killed, or, for CleanExit processes, when it exited with a failure.
 func (p *Process) Stop(grace time.Duration) error {
 	if !p.Running() {
+		if p.stopped.Load() {
+			return nil
+		}
 		return p.unexpectedExit()
 	}
+	p.stopped.Store(true)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -104,6 +112,14 @@ func (p *Process) unexpectedExit() error {
 		return fmt.Errorf("%s exited on its own before it was stopped: %v", p, p.waitErr)
 	}
 	return nil
+}
+
+// Kill sends SIGKILL to the process group, as a crash would, and waits for
+// the exit; a later Stop reports nothing.
+func (p *Process) Kill() {
+	p.stopped.Store(true)
+	p.kill()
+	<-p.done
 }
 
 // kill sends SIGKILL to the process group (every process started here leads

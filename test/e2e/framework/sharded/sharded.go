@@ -11,7 +11,7 @@
 //	ca/                       the installation CA and the certificates signed by it
 //	cache/ front-proxy/ <shard>-vw/ tokens.csv mapping.yaml
 //
-// `make run-sharded` (cmd/) and the sharded e2e suite use it. Nothing is
+// `make run-sharded` (hack/run-sharded) and the sharded e2e suite use it. Nothing is
 // kept per workspace.
 package sharded
 
@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,7 +27,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,6 +64,10 @@ type Options struct {
 	NoFsync bool
 	// ProxyPort is the front-proxy's port; 0 picks a free one.
 	ProxyPort int
+	// NoReplicationWait returns once root lists every Shard, without
+	// waiting for the cache server to hold them (to reproduce what a
+	// client sees right after a start).
+	NoReplicationWait bool
 }
 
 // Component is one process of the installation, restartable with the same
@@ -112,12 +116,7 @@ func (c *Component) Stop(grace time.Duration) error {
 
 // Kill sends SIGKILL to the process group and waits for the exit.
 func (c *Component) Kill() {
-	p := c.Process()
-	if !p.Running() {
-		return
-	}
-	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
-	<-p.Exited()
+	c.Process().Kill()
 }
 
 // Restart starts the component again with the same arguments (it must
@@ -195,7 +194,7 @@ func Start(ctx context.Context, o Options) (*Installation, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := portsFor(o.ProxyPort)
+	ports, err := portsFor(dir, o.ProxyPort)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +295,7 @@ func Start(ctx context.Context, o Options) (*Installation, error) {
 	if err := startAll(ctx, in.Shards["shard-1"].VW, in.Shards["shard-2"].VW); err != nil {
 		return nil, err
 	}
-	if err := in.WaitShardsRegistered(ctx); err != nil {
+	if err := in.WaitShardsRegistered(ctx, !o.NoReplicationWait); err != nil {
 		return nil, err
 	}
 	return in, nil
@@ -324,8 +323,9 @@ func startAll(ctx context.Context, cs ...*Component) error {
 
 var shardsGVR = schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "shards"}
 
-// WaitShardsRegistered waits until root lists a Shard for every shard.
-func (in *Installation) WaitShardsRegistered(ctx context.Context) error {
+// WaitShardsRegistered waits until root lists a Shard for every shard and,
+// with replicated, until the cache server holds them all.
+func (in *Installation) WaitShardsRegistered(ctx context.Context, replicated bool) error {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: in.Shards["root"].Kubeconfig},
 		&clientcmd.ConfigOverrides{CurrentContext: "root"}).ClientConfig()
@@ -348,6 +348,51 @@ func (in *Installation) WaitShardsRegistered(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("shards %v are not in root's Shards: %w", missing, err)
+	}
+	if !replicated {
+		return nil
+	}
+	// Shards learn of each other through the cache server's replicas of
+	// root's Shards. Until those are there, a joining shard looks for a
+	// logical cluster on too few shards: its orphan sweep then took the
+	// parent of a new workspace's logical cluster for gone and deleted the
+	// workspace (seen when org was on shard-2 and team-1 on shard-1).
+	url := in.Cache.URL + "/services/cache/shards/*/clusters/*/apis/core.kcp.io/v1alpha1/shards"
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := in.Cache.client.Do(req)
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		defer resp.Body.Close()
+		var list struct {
+			Items []struct {
+				Metadata struct{ Name string } `json:"metadata"`
+			} `json:"items"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || resp.StatusCode != http.StatusOK {
+			last = fmt.Sprintf("%d %v", resp.StatusCode, err)
+			return false, nil
+		}
+		seen := map[string]bool{}
+		for _, it := range list.Items {
+			seen[it.Metadata.Name] = true
+		}
+		last = fmt.Sprintf("replicated: %v", seen)
+		for _, n := range ShardNames {
+			if !seen[n] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the cache server does not hold every Shard (%s): %w", last, err)
 	}
 	return nil
 }
@@ -452,10 +497,35 @@ func writeMapping(path string, p *pairs, vwURL, rootURL string) error {
 	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
-// portsFor picks free loopback ports: cache (HTTPS, etcd client, etcd
-// peer), each shard (HTTPS, etcd client, etcd peer, virtual workspaces) and
-// the front-proxy (proxyPort when not 0).
-func portsFor(proxyPort int) (map[string][]int, error) {
+// portsFor returns the ports of an earlier start on dir (<dir>/ports.json),
+// so that the URLs in Shards and Workspaces stay valid, or picks free
+// loopback ports and records them: cache (HTTPS, etcd client, etcd peer),
+// each shard (HTTPS, etcd client, etcd peer, virtual workspaces) and the
+// front-proxy (proxyPort when not 0).
+func portsFor(dir string, proxyPort int) (map[string][]int, error) {
+	file := filepath.Join(dir, "ports.json")
+	if b, err := os.ReadFile(file); err == nil {
+		var m map[string][]int
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if proxyPort != 0 {
+			m["front-proxy"] = []int{proxyPort}
+		}
+		return m, nil
+	}
+	m, err := freePorts(proxyPort)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return m, os.WriteFile(file, b, 0o600)
+}
+
+func freePorts(proxyPort int) (map[string][]int, error) {
 	free, err := process.FreePorts(3 + 4*len(ShardNames) + 1)
 	if err != nil {
 		return nil, err

@@ -294,13 +294,7 @@ spec:
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 
-	// Pending: the virtual workspaces of a shard serve only exports of that
-	// shard (each tessera-virtual-workspaces reads its own shard's
-	// APIExports; README "Virtual workspaces": "Not there yet: ... virtual
-	// workspaces that span shards"), so the endpoints of root and shard-1
-	// answer 404 for an export of shard-2, and the consumers there are not
-	// listed.
-	It("lists the consumers' objects of all shards through the export's virtual workspace URLs", Pending, func(ctx SpecContext) {
+	It("lists the consumers' objects of all shards through the export's virtual workspace URLs", func(ctx SpecContext) {
 		Eventually(func(g Gomega) {
 			var got []string
 			for _, u := range sliceURLs {
@@ -371,19 +365,11 @@ spec:
 		Expect(at(ctx, "root:org2:child", "get", "namespaces", "default", "-o", "name")).To(Equal("namespace/default\n"))
 	})
 
-	// Pending: right after the shards registered, before the cache server
+	// Right after the shards registered, before the cache server has
 	// replicated every Shard to every shard, a workspace on shard-1 whose
-	// parent is on shard-2 was deleted at once: shard-1's orphan sweep
-	// (shard/server ownerState -> findCluster) took a Shard list that held
-	// root and shard-1 but not yet shard-2 for complete, asked only root for
-	// the parent's logical cluster, took NotFound for "the owner is gone"
-	// and deleted the new logical cluster; shard-2's workspace controller
-	// then deleted the Workspace ("Logical cluster is gone, deleting its
-	// workspace"), and kubectl ws create failed with 'workspaces "team-1"
-	// not found'. The launcher waits for the replicas, so the other specs
-	// do not hit it; this one starts a second installation without that
-	// wait. It is a race: it failed in 1 of 5 runs here.
-	It("keeps a workspace created right after the shards joined", Pending, func(ctx SpecContext) {
+	// parent is on shard-2 must not be taken for an orphan (shard-1 asks
+	// shard-2, which made it, not a list of shards that may lack it).
+	It("keeps a workspace created right after the shards joined", func(ctx SpecContext) {
 		bin, err := framework.BinDir()
 		Expect(err).NotTo(HaveOccurred())
 		kubectlBin, err := framework.KubectlPath()

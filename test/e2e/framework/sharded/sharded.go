@@ -252,6 +252,7 @@ func Start(ctx context.Context, o Options) (*Installation, error) {
 		s.VW = newComponent(name+"-vw", "tessera-virtual-workspaces", pp[3], []string{
 			"--root-directory", vwDir, "--shard-name", name,
 			"--kubeconfig", s.Kubeconfig, "--context", "shard-base",
+			"--cache-kubeconfig", cacheKubeconfig,
 			"--bind-address", "127.0.0.1", "--secure-port", process.Itoa(pp[3]),
 			"--tls-cert-file", p.vw.CertFile, "--tls-private-key-file", p.vw.KeyFile,
 			"--client-ca-file", p.ca.CertFile,

@@ -83,6 +83,10 @@ type Config struct {
 	RequestTimeout time.Duration
 }
 
+// touchedTTL is how long an invalidation is remembered by key: longer
+// than any read of a shard takes (Config.Timeout).
+const touchedTTL = time.Minute
+
 // DefaultCacheSize and DefaultTTL are the defaults of the flags.
 const (
 	DefaultCacheSize      = 10000
@@ -118,9 +122,14 @@ type Resolver struct {
 	ttl     time.Duration
 	timeout time.Duration
 	cache   *cache.LRUExpireCache
-	// seq counts invalidations; an answer read while it changed is not
-	// cached, as it may predate the change.
-	seq atomic.Uint64
+	// seq counts invalidations, and epoch the times a shard's answers
+	// were all dropped. An answer is not cached when its key was
+	// invalidated (touched records when, by key) or an epoch passed while
+	// it was read, as it may predate the change; changes of other keys do
+	// not matter, so a busy installation still caches.
+	seq     atomic.Uint64
+	epoch   atomic.Uint64
+	touched *cache.LRUExpireCache
 
 	mu sync.RWMutex
 	// ctx is Run's context, which the shards' watches run under.
@@ -146,6 +155,20 @@ type backend struct {
 	// whose watch cannot run is asked every time rather than answered
 	// from a cache nothing invalidates.
 	watching atomic.Bool
+	// wake ends the backoff of the watch when the shard answered a read.
+	wake chan struct{}
+}
+
+// answered tells the watch of a shard that is not running that the shard
+// answers again.
+func (b *backend) answered() {
+	if b.watching.Load() || b.wake == nil {
+		return
+	}
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
 }
 
 // New returns a Resolver; Run starts it.
@@ -174,6 +197,7 @@ func New(c Config) (*Resolver, error) {
 		ttl:      c.TTL,
 		timeout:  c.RequestTimeout,
 		cache:    cache.NewLRUExpireCache(c.CacheSize),
+		touched:  cache.NewLRUExpireCache(max(c.CacheSize, 10000)),
 		backends: map[string]*backend{},
 		rootURL:  root.Host,
 	}, nil
@@ -247,9 +271,12 @@ func (r *Resolver) hop(ctx context.Context, parent logicalcluster.Name, shard, n
 	if err != nil {
 		return entry{}, err
 	}
-	seq := r.seq.Load()
+	seq, epoch := r.seq.Load(), r.epoch.Load()
 	e := entry{source: shard}
 	ws, err := b.workspace(ctx, r.timeout, parent, name)
+	if err == nil || apierrors.IsNotFound(err) {
+		b.answered()
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -260,10 +287,25 @@ func (r *Resolver) hop(ctx context.Context, parent logicalcluster.Name, shard, n
 		e.cluster = logicalcluster.Name(ws.Spec.Cluster)
 		e.shard = ws.Annotations[tenancyv1alpha1.WorkspaceShardAnnotationKey]
 	}
-	if r.seq.Load() == seq && b.watching.Load() {
+	if r.stable(key, e, seq, epoch) && b.watching.Load() {
 		r.cache.Add(key, e, r.ttl)
 	}
 	return found(e)
+}
+
+// stable tells whether an answer e for key read since seq and epoch may
+// be cached: no shard was forgotten since, and no change of key since
+// routes elsewhere.
+func (r *Resolver) stable(key any, e entry, seq, epoch uint64) bool {
+	if r.epoch.Load() != epoch {
+		return false
+	}
+	if v, ok := r.touched.Get(key); ok {
+		if t := v.(touch); t.seq > seq && !sameRoute(e, t.route) {
+			return false
+		}
+	}
+	return true
 }
 
 // locate finds the shard of the logical cluster name by asking every shard.
@@ -275,7 +317,7 @@ func (r *Resolver) locate(ctx context.Context, name logicalcluster.Name) (entry,
 	if v, ok := r.cache.Get(key); ok {
 		return found(v.(entry))
 	}
-	seq := r.seq.Load()
+	seq, epoch := r.seq.Load(), r.epoch.Load()
 	r.mu.RLock()
 	backends := make([]*backend, 0, len(r.backends))
 	for _, b := range r.backends {
@@ -314,7 +356,7 @@ func (r *Resolver) locate(ctx context.Context, name logicalcluster.Name) (entry,
 		// The logical cluster may be on the shard that did not answer.
 		return entry{}, unavailable
 	}
-	if r.seq.Load() == seq && watching {
+	if r.stable(key, e, seq, epoch) && watching {
 		r.cache.Add(key, e, r.ttl)
 	}
 	return found(e)
@@ -353,20 +395,48 @@ func (r *Resolver) backend(ctx context.Context, name string) (*backend, error) {
 	return nil, &UnavailableError{Shard: name, Err: errors.New("no Shard object with this name")}
 }
 
-// invalidate drops what a change of ws may have made wrong.
-func (r *Resolver) invalidate(ws *tenancyv1alpha1.Workspace) {
-	r.seq.Add(1)
-	parent := logicalcluster.Name(ws.Annotations[logicalcluster.AnnotationKey])
-	r.cache.Remove(hopKey{parent: parent, name: ws.Name})
-	if ws.Spec.Cluster != "" {
-		r.cache.Remove(locationKey{cluster: logicalcluster.Name(ws.Spec.Cluster)})
+// touch records a change of a key: when, and where it now routes.
+type touch struct {
+	seq   uint64
+	route entry
+}
+
+// invalidate drops what a change of ws (deleted: gone or going) may have
+// made wrong. A change that leaves the route as it was (a status update,
+// a label) drops nothing.
+func (r *Resolver) invalidate(ws *tenancyv1alpha1.Workspace, deleted bool) {
+	seq := r.seq.Add(1)
+	route := entry{}
+	shard := ws.Annotations[tenancyv1alpha1.WorkspaceShardAnnotationKey]
+	if !deleted && ws.DeletionTimestamp == nil && ws.Spec.Cluster != "" && shard != "" {
+		route = entry{found: true, cluster: logicalcluster.Name(ws.Spec.Cluster), shard: shard}
 	}
+	parent := logicalcluster.Name(ws.Annotations[logicalcluster.AnnotationKey])
+	r.retouch(hopKey{parent: parent, name: ws.Name}, seq, route)
+	if ws.Spec.Cluster != "" {
+		r.retouch(locationKey{cluster: logicalcluster.Name(ws.Spec.Cluster)}, seq, route)
+	}
+}
+
+// retouch records that key now routes to route and drops its cached
+// answer unless that is route.
+func (r *Resolver) retouch(key any, seq uint64, route entry) {
+	r.touched.Add(key, touch{seq: seq, route: route}, touchedTTL)
+	if v, ok := r.cache.Get(key); ok && sameRoute(v.(entry), route) {
+		return
+	}
+	r.cache.Remove(key)
+}
+
+// sameRoute tells whether a cached answer routes where a change says.
+func sameRoute(e, route entry) bool {
+	return e.found && route.found && e.cluster == route.cluster && e.shard == route.shard
 }
 
 // forgetShard drops every answer read from shard, whose changes may have
 // been missed while its watch was not running.
 func (r *Resolver) forgetShard(shard string) {
-	r.seq.Add(1)
+	r.epoch.Add(1)
 	for _, key := range r.cache.Keys() {
 		switch key.(type) {
 		case locationKey:

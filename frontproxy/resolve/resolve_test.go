@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/rest"
 
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
@@ -132,7 +133,7 @@ func TestResolve(t *testing.T) {
 		}
 		ws := fake.workspaces["c-org:team"]
 		delete(fake.workspaces, "c-org:team")
-		r.invalidate(&ws)
+		r.invalidate(&ws, true)
 		if _, err := r.Resolve(t.Context(), logicalcluster.NewPath("root:org:team")); !errors.Is(err, ErrNotFound) {
 			t.Errorf("after the deletion: %v, want not found", err)
 		}
@@ -170,5 +171,55 @@ func TestCacheIsBounded(t *testing.T) {
 	}
 	if n := len(r.cache.Keys()); n > 10 {
 		t.Errorf("%d cached entries, want at most 10", n)
+	}
+}
+
+// TestStableAnswers: an answer read while another workspace changed is
+// still cached; one read while its own workspace changed, or while a
+// shard's answers were dropped, is not.
+func TestStableAnswers(t *testing.T) {
+	r := &Resolver{cache: cache.NewLRUExpireCache(10), touched: cache.NewLRUExpireCache(10)}
+	ws := func(cluster, name string) *tenancyv1alpha1.Workspace {
+		return &tenancyv1alpha1.Workspace{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{"kcp.io/cluster": cluster}}}
+	}
+	key := hopKey{parent: "p", name: "team"}
+	read := entry{found: true, cluster: "c1", shard: "s1", source: "s0"}
+	seq, epoch := r.seq.Load(), r.epoch.Load()
+	r.invalidate(ws("p", "other"), false)
+	if !r.stable(key, read, seq, epoch) {
+		t.Error("a change of another workspace kept an answer from the cache")
+	}
+	team := ws("p", "team")
+	team.Spec.Cluster, team.Annotations["core.kcp.io/shard"] = "c1", "s1"
+	r.invalidate(team, false)
+	if !r.stable(key, read, seq, epoch) {
+		t.Error("a change of the workspace that keeps its route (a status update) kept the answer from the cache")
+	}
+	r.cache.Add(key, read, time.Minute)
+	r.invalidate(team, false)
+	if _, ok := r.cache.Get(key); !ok {
+		t.Error("a status update evicted the cached route")
+	}
+	r.invalidate(team, true)
+	if r.stable(key, read, seq, epoch) {
+		t.Error("an answer read while its workspace was deleted would be cached")
+	}
+	if _, ok := r.cache.Get(key); ok {
+		t.Error("the deletion left the cached route")
+	}
+	moved := team.DeepCopy()
+	moved.Spec.Cluster = "c2"
+	seq = r.seq.Load()
+	r.invalidate(moved, false)
+	if r.stable(key, read, seq, epoch) {
+		t.Error("an answer read while its workspace moved would be cached")
+	}
+	seq = r.seq.Load()
+	if !r.stable(key, read, seq, epoch) {
+		t.Error("an answer read after the change is not cached")
+	}
+	r.forgetShard("s")
+	if r.stable(key, read, seq, epoch) {
+		t.Error("an answer read while a shard's answers were dropped would be cached")
 	}
 }

@@ -49,7 +49,7 @@ func (r *Resolver) Run(ctx context.Context) {
 		case watch.Deleted:
 			r.removeShard(s.Name)
 		}
-	}, func() {})
+	}, func() {}, nil)
 	r.mu.Lock()
 	for name := range r.backends {
 		r.removeShardLocked(name)
@@ -150,7 +150,7 @@ func (r *Resolver) setShardLocked(name, baseURL string) {
 	}
 	cfg := rest.CopyConfig(r.shards)
 	cfg.Host = baseURL
-	b := &backend{name: name, baseURL: baseURL, config: cfg}
+	b := &backend{name: name, baseURL: baseURL, config: cfg, wake: make(chan struct{}, 1)}
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		klog.Background().Error(err, "Ignoring a shard", "shard", name, "url", baseURL)
@@ -224,15 +224,17 @@ func (r *Resolver) watchWorkspaces(ctx context.Context, b *backend) {
 		}
 		rv = ws.ResourceVersion
 		if ev.Type != watch.Bookmark {
-			r.invalidate(ws)
+			r.invalidate(ws, ev.Type == watch.Deleted)
 		}
-	}, func() { b.watching.Store(false) })
+	}, func() { b.watching.Store(false) }, b.wake)
 }
 
 // watchLoop runs watches that start returns until ctx is done, handing
 // every event (errors included) to handle and starting again, with backoff, when a watch
 // ends or fails.
-func watchLoop(ctx context.Context, start func(context.Context) (watch.Interface, error), handle func(watch.Event), stopped func()) {
+// A signal on wake ends a backoff at once (a request to the shard just
+// succeeded, so it is back).
+func watchLoop(ctx context.Context, start func(context.Context) (watch.Interface, error), handle func(watch.Event), stopped func(), wake <-chan struct{}) {
 	logger := klog.FromContext(ctx)
 	const minDelay, maxDelay = 100 * time.Millisecond, 10 * time.Second
 	delay := minDelay
@@ -255,6 +257,7 @@ func watchLoop(ctx context.Context, start func(context.Context) (watch.Interface
 		case <-ctx.Done():
 			return
 		case <-time.After(delay):
+		case <-wake:
 		}
 		if err != nil {
 			delay = min(2*delay, maxDelay)

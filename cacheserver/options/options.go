@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/tessera-dev/tessera/pkg/cli/servercmd"
 )
 
 // Options are the flags of the cache server.
@@ -94,11 +96,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).
 func (o *Options) AddFlagsTo(fs *pflag.FlagSet) {
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	for _, name := range fss.Order {
-		fs.AddFlagSet(fss.FlagSets[name])
-	}
+	servercmd.AddFlagsTo(fs, o.AddFlags)
 }
 
 type completedOptions struct {
@@ -118,12 +116,7 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	}
 	c := *o
 	c.RootDirectory = root
-	if c.ExternalHostname == "" {
-		c.ExternalHostname = c.BindAddress
-		if ip := net.ParseIP(c.BindAddress); ip != nil && ip.IsUnspecified() {
-			c.ExternalHostname = "127.0.0.1"
-		}
-	}
+	c.ExternalHostname = servercmd.ExternalHostname(c.ExternalHostname, c.BindAddress)
 	return CompletedOptions{&completedOptions{&c}}, nil
 }
 

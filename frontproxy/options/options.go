@@ -15,6 +15,7 @@ import (
 
 	"github.com/tessera-dev/tessera/frontproxy/proxy"
 	"github.com/tessera-dev/tessera/frontproxy/resolve"
+	"github.com/tessera-dev/tessera/pkg/cli/servercmd"
 )
 
 // Options are the flags of tessera-front-proxy.
@@ -109,11 +110,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).
 func (o *Options) AddFlagsTo(fs *pflag.FlagSet) {
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	for _, name := range fss.Order {
-		fs.AddFlagSet(fss.FlagSets[name])
-	}
+	servercmd.AddFlagsTo(fs, o.AddFlags)
 }
 
 type completedOptions struct {

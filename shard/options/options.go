@@ -15,6 +15,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
 
+	"github.com/tessera-dev/tessera/pkg/cli/servercmd"
 	"github.com/tessera-dev/tessera/shard/admission/objectlimit"
 	"github.com/tessera-dev/tessera/shard/admission/webhooks"
 	"github.com/tessera-dev/tessera/shard/authentication"
@@ -215,11 +216,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).
 func (o *Options) AddFlagsTo(fs *pflag.FlagSet) {
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	for _, name := range fss.Order {
-		fs.AddFlagSet(fss.FlagSets[name])
-	}
+	servercmd.AddFlagsTo(fs, o.AddFlags)
 }
 
 type completedOptions struct {
@@ -239,12 +236,7 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	}
 	c := *o
 	c.RootDirectory = root
-	if c.ExternalHostname == "" {
-		c.ExternalHostname = c.BindAddress
-		if ip := net.ParseIP(c.BindAddress); ip != nil && ip.IsUnspecified() {
-			c.ExternalHostname = "127.0.0.1"
-		}
-	}
+	c.ExternalHostname = servercmd.ExternalHostname(c.ExternalHostname, c.BindAddress)
 	if c.ShardBaseURL == "" {
 		c.ShardBaseURL = "https://" + net.JoinHostPort(c.ExternalHostname, strconv.Itoa(c.SecurePort))
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/tessera-dev/tessera/pkg/cli/servercmd"
 )
 
 // DefaultSecurePort is the default HTTPS port. kcp's virtual workspaces
@@ -128,11 +130,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 
 // AddFlagsTo adds every flag set to fs (for tests and embedding).
 func (o *Options) AddFlagsTo(fs *pflag.FlagSet) {
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	for _, name := range fss.Order {
-		fs.AddFlagSet(fss.FlagSets[name])
-	}
+	servercmd.AddFlagsTo(fs, o.AddFlags)
 }
 
 type completedOptions struct {
@@ -152,12 +150,7 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	}
 	c := *o
 	c.RootDirectory = root
-	if c.ExternalHostname == "" {
-		c.ExternalHostname = c.BindAddress
-		if ip := net.ParseIP(c.BindAddress); ip != nil && ip.IsUnspecified() {
-			c.ExternalHostname = "127.0.0.1"
-		}
-	}
+	c.ExternalHostname = servercmd.ExternalHostname(c.ExternalHostname, c.BindAddress)
 	return CompletedOptions{&completedOptions{&c}}, nil
 }
 

@@ -6,7 +6,10 @@
 package servercmd
 
 import (
+	"net"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/logs"
@@ -47,11 +50,31 @@ func New[C Completed](use, short string, o Options[C], run func(C) error) *cobra
 			return run(completed)
 		},
 	}
-	var fss cliflag.NamedFlagSets
-	o.AddFlags(&fss)
-	logsapi.AddFlags(logOptions, fss.FlagSet("logging"))
-	for _, name := range fss.Order {
-		cmd.Flags().AddFlagSet(fss.FlagSets[name])
-	}
+	AddFlagsTo(cmd.Flags(), func(fss *cliflag.NamedFlagSets) {
+		o.AddFlags(fss)
+		logsapi.AddFlags(logOptions, fss.FlagSet("logging"))
+	})
 	return cmd
+}
+
+// AddFlagsTo adds the named flag sets addFlags registers to fs (for tests
+// and embedding).
+func AddFlagsTo(fs *pflag.FlagSet, addFlags func(*cliflag.NamedFlagSets)) {
+	var fss cliflag.NamedFlagSets
+	addFlags(&fss)
+	for _, name := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[name])
+	}
+}
+
+// ExternalHostname is the host name clients use when none is given: the
+// bind address, or 127.0.0.1 for an unspecified one (0.0.0.0, ::).
+func ExternalHostname(given, bindAddress string) string {
+	if given != "" {
+		return given
+	}
+	if ip := net.ParseIP(bindAddress); ip != nil && ip.IsUnspecified() {
+		return "127.0.0.1"
+	}
+	return bindAddress
 }

@@ -35,6 +35,9 @@ type Options struct {
 	EtcdCAFile   string
 	EtcdCertFile string
 	EtcdKeyFile  string
+	// EtcdPrefix is the prefix of every key the shard writes, so that
+	// several shards can share one etcd.
+	EtcdPrefix string
 
 	// EncryptionProviderConfig is the path of a Kubernetes
 	// EncryptionConfiguration: how values are encrypted in etcd, per
@@ -144,6 +147,7 @@ func NewOptions() *Options {
 		EmbeddedEtcdClientPort:            2379,
 		EmbeddedEtcdPeerPort:              2380,
 		EmbeddedEtcdLogLevel:              "error",
+		EtcdPrefix:                        "/registry",
 		WatchCache:                        true,
 		Profiling:                         true,
 		AdmissionWebhookClusters:          webhooks.DefaultMaxClusters,
@@ -193,6 +197,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the external etcd servers.")
 	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "Client certificate for the external etcd servers.")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "Client key for the external etcd servers.")
+	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "Prefix of the shard's keys in etcd; shards that share an etcd need different prefixes.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "File with a Kubernetes EncryptionConfiguration (apiserver.config.k8s.io/v1) telling how objects are encrypted in etcd, per resource: built-in ones, and custom resources by <plural>.<group>, *.<group> or *.*.")
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort, "Loopback port of the embedded etcd's client endpoint.")
 	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Loopback port of the embedded etcd's peer endpoint.")
@@ -298,6 +303,9 @@ func (o CompletedOptions) Validate() []error {
 	}
 	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
 		errs = append(errs, fmt.Errorf("--etcd-certfile and --etcd-keyfile go together"))
+	}
+	if !strings.HasPrefix(o.EtcdPrefix, "/") || o.EtcdPrefix == "/" {
+		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with / and name a key prefix, e.g. /registry", o.EtcdPrefix))
 	}
 	if o.ShardName == "" {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))

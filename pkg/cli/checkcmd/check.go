@@ -32,6 +32,7 @@ import (
 type Options struct {
 	Kubeconfig string
 	Context    string
+	Server     string
 	Parent     string
 	Timeout    time.Duration
 	Keep       bool
@@ -56,6 +57,7 @@ Ready, create and read a ConfigMap in it, read the workspace back, and delete it
 	fs := cmd.Flags()
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the installation (default: $KUBECONFIG).")
 	fs.StringVar(&o.Context, "context", o.Context, "Context of the kubeconfig; its server is cut to the part before /clusters/.")
+	fs.StringVar(&o.Server, "server", o.Server, "Server URL to use instead of the kubeconfig's, with its credentials and CA (e.g. the front-proxy's Service inside the cluster).")
 	fs.StringVar(&o.Parent, "parent", o.Parent, "Workspace path under which the check's workspace is created.")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "How long the whole check may take.")
 	fs.BoolVar(&o.Keep, "keep", o.Keep, "Keep the workspace the check created.")
@@ -73,6 +75,9 @@ func (o *Options) Run(ctx context.Context) error {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
 	if err != nil {
 		return err
+	}
+	if o.Server != "" {
+		cfg.Host = o.Server
 	}
 	base := baseURL(cfg.Host)
 	at := func(path string) *rest.Config {

@@ -2,8 +2,10 @@ package deploye2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -139,4 +141,18 @@ var _ = Describe("The chart", Label("deploy", "chart"), func() {
 		Entry("a pull policy kubelet does not know", "image.pullPolicy=Sometimes", "image.pullPolicy"),
 		Entry("an extra argument that is not a flag", "shards.extraArgs={-v=2}", "shards.extraArgs"),
 	)
+})
+
+var _ = Describe("make test-e2e-kind", Label("deploy", "kind"), func() {
+	It("fails at once with a clear message where no container engine runs", func(ctx SpecContext) {
+		script, err := filepath.Abs("../../../hack/e2e.sh")
+		Expect(err).NotTo(HaveOccurred())
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, script, "kind")
+		cmd.Env = append(os.Environ(), "KIND_EXPERIMENTAL_PROVIDER=tessera-no-such-engine")
+		out, err := cmd.CombinedOutput()
+		Expect(err).To(HaveOccurred(), "%s", out)
+		Expect(string(out)).To(ContainSubstring("needs a container engine for kind"))
+		Expect(time.Since(start)).To(BeNumerically("<", 30*time.Second))
+	})
 })

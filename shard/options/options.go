@@ -105,6 +105,9 @@ type Options struct {
 	// ShardVirtualWorkspaceURL is the address of the shard's virtual
 	// workspaces (Shard spec.virtualWorkspaceURL); the base URL by default.
 	ShardVirtualWorkspaceURL string
+	// RunVirtualWorkspaces serves the virtual workspaces in the shard
+	// process; off when tessera-virtual-workspaces serves them.
+	RunVirtualWorkspaces bool
 
 	// RootShardKubeconfigFile makes this a non-root shard: a kubeconfig
 	// with admin (system:masters) credentials to the root shard (its
@@ -148,6 +151,7 @@ func NewOptions() *Options {
 		EmbeddedEtcdPeerPort:              2380,
 		EmbeddedEtcdLogLevel:              "error",
 		EtcdPrefix:                        "/registry",
+		RunVirtualWorkspaces:              true,
 		WatchCache:                        true,
 		Profiling:                         true,
 		AdmissionWebhookClusters:          webhooks.DefaultMaxClusters,
@@ -172,6 +176,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.ShardBaseURL, "shard-base-url", o.ShardBaseURL, "Address other shards use to reach this shard (default: https://<external hostname>:<secure port>).")
 	fs.StringVar(&o.ShardExternalURL, "shard-external-url", o.ShardExternalURL, "Address in the URLs of workspaces on this shard, usually a front-proxy (default: the base URL).")
 	fs.StringVar(&o.ShardVirtualWorkspaceURL, "shard-virtual-workspace-url", o.ShardVirtualWorkspaceURL, "Address of this shard's virtual workspaces (default: the base URL).")
+	fs.BoolVar(&o.RunVirtualWorkspaces, "run-virtual-workspaces", o.RunVirtualWorkspaces, "Serve the virtual workspaces (/services/apiexport, /services/initializingworkspaces) in the shard process. Off when tessera-virtual-workspaces serves them; then --shard-virtual-workspace-url must say where.")
 
 	fs.StringVar(&o.RootShardKubeconfigFile, "root-shard-kubeconfig-file", o.RootShardKubeconfigFile, "Kubeconfig holding admin (system:masters) credentials to the root shard; its shard-base context if present, else its current context. With it, this shard joins that installation: --shard-name must not be root.")
 	fs.StringVar(&o.ShardClientCertFile, "shard-client-cert-file", o.ShardClientCertFile, "Client certificate the shard presents to other shards and the cache server (default: generated under <root directory>/certs for user system:shard:<shard name> in group system:masters).")
@@ -306,6 +311,9 @@ func (o CompletedOptions) Validate() []error {
 	}
 	if !strings.HasPrefix(o.EtcdPrefix, "/") || o.EtcdPrefix == "/" {
 		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with / and name a key prefix, e.g. /registry", o.EtcdPrefix))
+	}
+	if !o.RunVirtualWorkspaces && o.ShardVirtualWorkspaceURL == "" {
+		errs = append(errs, fmt.Errorf("--run-virtual-workspaces=false needs --shard-virtual-workspace-url: where tessera-virtual-workspaces serves this shard's virtual workspaces"))
 	}
 	if o.ShardName == "" {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))

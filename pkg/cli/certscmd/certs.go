@@ -51,7 +51,8 @@ type Options struct {
 	Clients []string
 	// Kubeconfigs are NAME=CLIENT@URL: a kubeconfig for the client
 	// certificate in Secret CLIENT, with contexts root (URL/clusters/root,
-	// current) and base (URL).
+	// current) and base (URL). CLIENT is one of Clients, or a Secret someone
+	// else issues (e.g. cert-manager), waited for.
 	Kubeconfigs []string
 	// Owner names a ConfigMap that owns the Secrets created, so that they go
 	// when it goes (the chart's, deleted by helm uninstall).
@@ -138,9 +139,6 @@ func (o *Options) parse() ([]serving, []client, []kubeconfig, error) {
 		if !ok || !ok2 || name == "" || cl == "" || !strings.HasPrefix(url, "https://") {
 			return nil, nil, nil, fmt.Errorf("--kubeconfig-secret %q is not NAME=CLIENT@https://host[:port]", s)
 		}
-		if !slices.ContainsFunc(cs, func(c client) bool { return c.name == cl }) {
-			return nil, nil, nil, fmt.Errorf("--kubeconfig-secret %q: no --client %s", s, cl)
-		}
 		ks = append(ks, kubeconfig{name: name, client: cl, url: strings.TrimSuffix(url, "/")})
 	}
 	return ss, cs, ks, nil
@@ -172,7 +170,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s := &secrets{kube: kube.CoreV1().Secrets(o.Namespace), labels: o.Labels}
+	s := &secrets{kube: kube.CoreV1().Secrets(o.Namespace), labels: o.Labels, waitFor: 5 * time.Minute}
 	if o.Owner != "" {
 		// The chart creates its ConfigMap in the same release; wait a little
 		// for it rather than create Secrets nothing deletes.
@@ -207,6 +205,9 @@ type secrets struct {
 	}
 	labels map[string]string
 	owner  *metav1.OwnerReference
+	// waitFor is how long a client Secret issued by someone else is waited
+	// for.
+	waitFor time.Duration
 }
 
 func (s *secrets) reconcile(ctx context.Context, dir, caName string, ss []serving, cs []client, ks []kubeconfig) error {
@@ -267,14 +268,21 @@ func (s *secrets) reconcile(ctx context.Context, dir, caName string, ss []servin
 		}
 	}
 	for _, k := range ks {
-		p := pair(k.client)
-		crt, err := os.ReadFile(p.CertFile)
-		if err != nil {
-			return err
-		}
-		key, err := os.ReadFile(p.KeyFile)
-		if err != nil {
-			return err
+		var crt, key []byte
+		if slices.ContainsFunc(cs, func(c client) bool { return c.name == k.client }) {
+			p := pair(k.client)
+			if crt, err = os.ReadFile(p.CertFile); err != nil {
+				return err
+			}
+			if key, err = os.ReadFile(p.KeyFile); err != nil {
+				return err
+			}
+		} else {
+			sec, err := s.wait(ctx, k.client)
+			if err != nil {
+				return err
+			}
+			crt, key = sec.Data[KeyCert], sec.Data[KeyKey]
 		}
 		data, err := Kubeconfig(k.url, caPEM, crt, key)
 		if err != nil {
@@ -303,6 +311,20 @@ func Kubeconfig(url string, caPEM, certPEM, keyPEM []byte) ([]byte, error) {
 	}
 	cfg.CurrentContext = "root"
 	return clientcmd.Write(*cfg)
+}
+
+// wait returns Secret name once it holds a certificate and key.
+func (s *secrets) wait(ctx context.Context, name string) (*corev1.Secret, error) {
+	var sec *corev1.Secret
+	err := wait.PollUntilContextTimeout(ctx, time.Second, s.waitFor, true, func(ctx context.Context) (bool, error) {
+		var err error
+		sec, err = s.get(ctx, name)
+		return err == nil && sec != nil && len(sec.Data[KeyCert]) > 0 && len(sec.Data[KeyKey]) > 0, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for Secret %s with %s and %s: %w", name, KeyCert, KeyKey, err)
+	}
+	return sec, nil
 }
 
 func (s *secrets) get(ctx context.Context, name string) (*corev1.Secret, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -127,11 +128,43 @@ func TestBadFlags(t *testing.T) {
 		{},
 		{CASecret: "ca", Serving: []string{"nohosts"}},
 		{CASecret: "ca", Clients: []string{"x="}},
-		{CASecret: "ca", Kubeconfigs: []string{"k=missing@https://h"}},
 		{CASecret: "ca", Clients: []string{"c=u"}, Kubeconfigs: []string{"k=c@http://h"}},
 	} {
 		if _, _, _, err := o.parse(); err == nil {
 			t.Errorf("%+v was taken", o)
 		}
+	}
+}
+
+// A kubeconfig of a client certificate someone else issues (cert-manager)
+// waits for its Secret and takes it as it is.
+func TestKubeconfigOfAnIssuedClientCertificate(t *testing.T) {
+	kube := fake.NewClientset()
+	sec := kube.CoreV1().Secrets("ns")
+	s := &secrets{kube: sec, waitFor: 3 * time.Second}
+	o := &Options{CASecret: "ca", Kubeconfigs: []string{"kc=issued@https://proxy:443"}}
+	ss, cs, ks, err := o.parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.reconcile(t.Context(), t.TempDir(), o.CASecret, ss, cs, ks); err == nil || !strings.Contains(err.Error(), "waiting for Secret issued") {
+		t.Fatalf("no error while the client Secret is missing: %v", err)
+	}
+	if _, err := sec.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "issued"}, Data: map[string][]byte{KeyCert: []byte("CERT"), KeyKey: []byte("KEY")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.reconcile(t.Context(), t.TempDir(), o.CASecret, ss, cs, ks); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sec.Get(t.Context(), "kc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.Load(got.Data[KeyKubeconfig])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(kc.AuthInfos["admin"].ClientCertificateData) != "CERT" || kc.Clusters["base"].Server != "https://proxy:443" {
+		t.Errorf("kubeconfig %+v", kc)
 	}
 }

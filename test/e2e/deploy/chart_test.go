@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -127,6 +128,28 @@ var _ = Describe("The chart", Label("deploy", "chart"), func() {
 		}
 	})
 
+	It("lets cert-manager issue the certificates with an Issuer of the given CA", func(ctx SpecContext) {
+		objs, err := render(ctx, "certificates.certManager.enabled=true", "certificates.caSecret=my-ca",
+			"certificates.certManager.issuerRef.name=tessera-ca", "certificates.certManager.issuerRef.kind=ClusterIssuer")
+		Expect(err).NotTo(HaveOccurred())
+		for _, n := range []string{"t-cache-tls", "t-front-proxy-tls", "t-virtual-workspaces-tls", "t-shard-admin", "t-front-proxy-client", "t-admin"} {
+			c := objs["Certificate/"+n]
+			Expect(c).NotTo(BeNil(), "Certificate %s", n)
+			kind, _, _ := unstructured.NestedString(c.Object, "spec", "issuerRef", "kind")
+			Expect(kind).To(Equal("ClusterIssuer"))
+		}
+		vw := objs["Certificate/t-virtual-workspaces-tls"]
+		ips, _, _ := unstructured.NestedStringSlice(vw.Object, "spec", "ipAddresses")
+		Expect(ips).To(Equal([]string{"127.0.0.1"}))
+		orgs, _, _ := unstructured.NestedStringSlice(objs["Certificate/t-shard-admin"].Object, "spec", "subject", "organizations")
+		Expect(orgs).To(Equal([]string{"system:masters"}))
+		job := as[batchv1.Job](objs["Job/t-certs-1"])
+		a := args(job.Spec.Template.Spec.Containers[0])
+		Expect(a).To(ContainSubstring("--ca-secret=my-ca"))
+		Expect(a).To(ContainSubstring("--kubeconfig-secret=t-admin-kubeconfig=t-admin@"))
+		Expect(a).NotTo(ContainSubstring("--serving"), "cert-manager issues them")
+	})
+
 	DescribeTable("refuses bad values at install, naming them",
 		func(ctx SpecContext, set, want string) {
 			_, err := render(ctx, set)
@@ -140,6 +163,7 @@ var _ = Describe("The chart", Label("deploy", "chart"), func() {
 		Entry("a storage size that is not a quantity", "etcd.storage.size=lots", "etcd.storage.size"),
 		Entry("a pull policy kubelet does not know", "image.pullPolicy=Sometimes", "image.pullPolicy"),
 		Entry("an extra argument that is not a flag", "shards.extraArgs={-v=2}", "shards.extraArgs"),
+		Entry("cert-manager without the CA it signs with", "certificates.certManager.enabled=true", "caSecret"),
 	)
 })
 

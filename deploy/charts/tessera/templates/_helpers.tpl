@@ -100,3 +100,24 @@ contexts:
   context: {cluster: server, user: shard-admin}
 current-context: base
 {{- end -}}
+
+{{/* The certificates of the installation: serving (Secret name to hosts) and
+clients (Secret name to user and groups), as YAML. */}}
+{{- define "tessera.certificates" -}}
+{{- $fn := include "tessera.fullname" . -}}
+{{- $ns := .Release.Namespace -}}
+{{- $domain := include "tessera.svcDomain" . -}}
+{{- $local := list "localhost" "127.0.0.1" -}}
+{{- $vwHosts := list (include "tessera.shardHost" (list . "root" 0)) -}}
+{{- range $i, $_ := until (int .Values.shards.count) -}}
+{{- $vwHosts = append $vwHosts (include "tessera.shardHost" (list $ "shard" $i)) -}}
+{{- end -}}
+serving:
+  {{ $fn }}-cache-tls: {{ list (printf "%s-cache" $fn) (printf "%s-cache.%s.svc" $fn $ns) (include "tessera.cacheHost" .) | toJson }}
+  {{ $fn }}-front-proxy-tls: {{ concat (list (printf "%s-front-proxy" $fn) (printf "%s-front-proxy.%s.svc" $fn $ns) (printf "%s-front-proxy.%s" $fn $domain) (include "tessera.externalHostname" .)) .Values.certificates.frontProxyHosts $local | uniq | toJson }}
+  {{ $fn }}-virtual-workspaces-tls: {{ concat $vwHosts $local | toJson }}
+clients:
+  {{ $fn }}-shard-admin: {user: tessera-shard-admin, groups: [system:masters]}
+  {{ $fn }}-front-proxy-client: {user: front-proxy, groups: []}
+  {{ $fn }}-admin: {user: {{ .Values.admin.user | toJson }}, groups: {{ .Values.admin.groups | default list | toJson }}}
+{{- end -}}

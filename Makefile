@@ -13,6 +13,9 @@ CACHE_ROOT_DIR ?= .tessera-cache
 SHARDED_DIR ?= .tessera-sharded
 VW_ROOT_DIR ?= .tessera-virtual-workspaces
 TEST_TIMEOUT ?= 35m
+# Static binaries everywhere: the images have no C library, and builds,
+# tests and the e2e tools share one build cache when they agree on it.
+export CGO_ENABLED ?= 0
 
 # kubectl: the machine's, or one built from Go modules when there is none.
 KUBECTL ?= $(shell if [ -x /usr/bin/kubectl ]; then echo /usr/bin/kubectl; elif command -v kubectl >/dev/null 2>&1; then command -v kubectl; else echo $(BIN)/kubectl; fi)
@@ -26,6 +29,23 @@ help: ## List the targets
 .PHONY: build
 build: ## Build the binaries (tessera, tessera-front-proxy, tessera-cache-server, tessera-virtual-workspaces, kubectl plugins) into ./bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+# Images: one per binary, the static binary on an empty base, built from Go
+# (hack/images) without a daemon, a registry or a base image.
+IMAGES_DIR ?= $(BIN)/images
+IMAGE_REPOSITORY ?= ghcr.io/tessera-dev
+IMAGE_BINARIES := tessera tessera-front-proxy tessera-cache-server tessera-virtual-workspaces
+
+.PHONY: images
+images: build ## Build the container images as tarballs under ./bin/images (docker load, kind load image-archive, ctr images import)
+	$(GO) run ./hack/images -output-dir $(IMAGES_DIR) -repository $(IMAGE_REPOSITORY) -tag $(VERSION) \
+		$(foreach b,$(IMAGE_BINARIES),$(b)=$(BIN)/$(b))
+
+.PHONY: images-push
+images-push: build ## Push the images to REGISTRY (e.g. make images-push REGISTRY=registry.example.com/tessera), with ~/.docker/config.json's credentials
+	@[ -n "$(REGISTRY)" ] || { echo "make images-push needs REGISTRY=<registry>/<path>" >&2; exit 2; }
+	$(GO) run ./hack/images -push -repository $(REGISTRY) -tag $(VERSION) \
+		$(foreach b,$(IMAGE_BINARIES),$(b)=$(BIN)/$(b))
 
 .PHONY: run
 run: build ## Run `tessera start` with embedded etcd under ./.tessera

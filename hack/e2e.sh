@@ -34,6 +34,20 @@ phase() { # phase <name> <command...>: run a command and record its duration.
   return $rc
 }
 
+# kind needs a running container engine; say so at once rather than after
+# building tools or while kind waits for a node.
+if [[ $provider == kind ]]; then
+  engine=${KIND_EXPERIMENTAL_PROVIDER:-docker}
+  if ! command -v "$engine" >/dev/null 2>&1; then
+    echo "e2e: make test-e2e-kind needs a container engine for kind: no $engine here. On a machine without one, make test-e2e runs the same suites (real pods for the deploy suite)." >&2
+    exit 1
+  fi
+  if ! out=$(timeout 20 "$engine" info 2>&1 >/dev/null); then
+    echo "e2e: make test-e2e-kind needs a running container engine for kind, and '$engine info' failed: ${out:0:300}" >&2
+    exit 1
+  fi
+fi
+
 ledger=$(mktemp "${TMPDIR:-/tmp}/tessera-e2e-ledger.XXXXXX")
 timings=$(mktemp "${TMPDIR:-/tmp}/tessera-e2e-timing.XXXXXX")
 

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
+	"github.com/tessera-dev/tessera/pkg/cli/certscmd"
+	"github.com/tessera-dev/tessera/pkg/cli/checkcmd"
 	"github.com/tessera-dev/tessera/pkg/cli/servercmd"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/shard/server"
@@ -22,7 +24,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newStartCommand(ctx))
+	root.AddCommand(newStartCommand(ctx), certscmd.NewCommand(), checkcmd.NewCommand())
 	return root
 }
 

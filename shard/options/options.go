@@ -35,6 +35,9 @@ type Options struct {
 	EtcdCAFile   string
 	EtcdCertFile string
 	EtcdKeyFile  string
+	// EtcdPrefix is the prefix of every key the shard writes, so that
+	// several shards can share one etcd.
+	EtcdPrefix string
 
 	// EncryptionProviderConfig is the path of a Kubernetes
 	// EncryptionConfiguration: how values are encrypted in etcd, per
@@ -102,6 +105,9 @@ type Options struct {
 	// ShardVirtualWorkspaceURL is the address of the shard's virtual
 	// workspaces (Shard spec.virtualWorkspaceURL); the base URL by default.
 	ShardVirtualWorkspaceURL string
+	// RunVirtualWorkspaces serves the virtual workspaces in the shard
+	// process; off when tessera-virtual-workspaces serves them.
+	RunVirtualWorkspaces bool
 
 	// RootShardKubeconfigFile makes this a non-root shard: a kubeconfig
 	// with admin (system:masters) credentials to the root shard (its
@@ -144,6 +150,8 @@ func NewOptions() *Options {
 		EmbeddedEtcdClientPort:            2379,
 		EmbeddedEtcdPeerPort:              2380,
 		EmbeddedEtcdLogLevel:              "error",
+		EtcdPrefix:                        "/registry",
+		RunVirtualWorkspaces:              true,
 		WatchCache:                        true,
 		Profiling:                         true,
 		AdmissionWebhookClusters:          webhooks.DefaultMaxClusters,
@@ -168,6 +176,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.ShardBaseURL, "shard-base-url", o.ShardBaseURL, "Address other shards use to reach this shard (default: https://<external hostname>:<secure port>).")
 	fs.StringVar(&o.ShardExternalURL, "shard-external-url", o.ShardExternalURL, "Address in the URLs of workspaces on this shard, usually a front-proxy (default: the base URL).")
 	fs.StringVar(&o.ShardVirtualWorkspaceURL, "shard-virtual-workspace-url", o.ShardVirtualWorkspaceURL, "Address of this shard's virtual workspaces (default: the base URL).")
+	fs.BoolVar(&o.RunVirtualWorkspaces, "run-virtual-workspaces", o.RunVirtualWorkspaces, "Serve the virtual workspaces (/services/apiexport, /services/initializingworkspaces) in the shard process. Off when tessera-virtual-workspaces serves them; then --shard-virtual-workspace-url must say where.")
 
 	fs.StringVar(&o.RootShardKubeconfigFile, "root-shard-kubeconfig-file", o.RootShardKubeconfigFile, "Kubeconfig holding admin (system:masters) credentials to the root shard; its shard-base context if present, else its current context. With it, this shard joins that installation: --shard-name must not be root.")
 	fs.StringVar(&o.ShardClientCertFile, "shard-client-cert-file", o.ShardClientCertFile, "Client certificate the shard presents to other shards and the cache server (default: generated under <root directory>/certs for user system:shard:<shard name> in group system:masters).")
@@ -193,6 +202,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the external etcd servers.")
 	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "Client certificate for the external etcd servers.")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "Client key for the external etcd servers.")
+	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "Prefix of the shard's keys in etcd; shards that share an etcd need different prefixes.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "File with a Kubernetes EncryptionConfiguration (apiserver.config.k8s.io/v1) telling how objects are encrypted in etcd, per resource: built-in ones, and custom resources by <plural>.<group>, *.<group> or *.*.")
 	fs.IntVar(&o.EmbeddedEtcdClientPort, "embedded-etcd-client-port", o.EmbeddedEtcdClientPort, "Loopback port of the embedded etcd's client endpoint.")
 	fs.IntVar(&o.EmbeddedEtcdPeerPort, "embedded-etcd-peer-port", o.EmbeddedEtcdPeerPort, "Loopback port of the embedded etcd's peer endpoint.")
@@ -298,6 +308,12 @@ func (o CompletedOptions) Validate() []error {
 	}
 	if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
 		errs = append(errs, fmt.Errorf("--etcd-certfile and --etcd-keyfile go together"))
+	}
+	if !strings.HasPrefix(o.EtcdPrefix, "/") || o.EtcdPrefix == "/" {
+		errs = append(errs, fmt.Errorf("--etcd-prefix %q must start with / and name a key prefix, e.g. /registry", o.EtcdPrefix))
+	}
+	if !o.RunVirtualWorkspaces && o.ShardVirtualWorkspaceURL == "" {
+		errs = append(errs, fmt.Errorf("--run-virtual-workspaces=false needs --shard-virtual-workspace-url: where tessera-virtual-workspaces serves this shard's virtual workspaces"))
 	}
 	if o.ShardName == "" {
 		errs = append(errs, fmt.Errorf("--shard-name must not be empty"))

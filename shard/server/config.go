@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -201,7 +202,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		return initializingworkspaces.IsLongRunning(r) || apiexportvw.IsLongRunning(r) || longRunning(r, ri)
 	}
 
-	backend := storagebackend.NewDefaultConfig("/registry", nil)
+	backend := storagebackend.NewDefaultConfig(strings.TrimSuffix(o.EtcdPrefix, "/"), nil)
 	backend.CompactionInterval = 5 * time.Minute
 	backend.Transport.ServerList = o.EtcdServers
 	backend.Transport.TrustedCAFile = o.EtcdCAFile

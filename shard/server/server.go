@@ -249,28 +249,33 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 
-	vw, err := initializingworkspaces.New(initializingworkspaces.Config{
-		Loopback:   gc.LoopbackClientConfig,
-		Authorizer: gc.Authorization.Authorizer,
-		LogicalCluster: func(n logicalcluster.Name) (*unstructured.Unstructured, error) {
-			return s.logicalClusters.Lister().Cluster(n).Get(corev1alpha1.LogicalClusterName)
-		},
-		MaxRequestBodyBytes: gc.MaxRequestBodyBytes,
-	})
-	if err != nil {
-		return err
-	}
-	s.virtual = vw
-	s.apiExportVirtual, err = apiexportvw.New(apiexportvw.Config{
-		Shard:       gc.LoopbackClientConfig,
-		Exports:     s.apiExports,
-		Schemas:     s.apiResourceSchemas,
-		Bindings:    s.apiBindings,
-		ResolvePath: s.resolvePath,
-		Authorizer:  c.authz.Policy(),
-	})
-	if err != nil {
-		return err
+	// Without in-process virtual workspaces their paths are not served
+	// here (404): tessera-virtual-workspaces serves them at the Shard's
+	// virtualWorkspaceURL.
+	if c.Options.RunVirtualWorkspaces {
+		vw, err := initializingworkspaces.New(initializingworkspaces.Config{
+			Loopback:   gc.LoopbackClientConfig,
+			Authorizer: gc.Authorization.Authorizer,
+			LogicalCluster: func(n logicalcluster.Name) (*unstructured.Unstructured, error) {
+				return s.logicalClusters.Lister().Cluster(n).Get(corev1alpha1.LogicalClusterName)
+			},
+			MaxRequestBodyBytes: gc.MaxRequestBodyBytes,
+		})
+		if err != nil {
+			return err
+		}
+		s.virtual = vw
+		s.apiExportVirtual, err = apiexportvw.New(apiexportvw.Config{
+			Shard:       gc.LoopbackClientConfig,
+			Exports:     s.apiExports,
+			Schemas:     s.apiResourceSchemas,
+			Bindings:    s.apiBindings,
+			ResolvePath: s.resolvePath,
+			Authorizer:  c.authz.Policy(),
+		})
+		if err != nil {
+			return err
+		}
 	}
 
 	gc.BuildHandlerChainFunc = func(apiHandler http.Handler, gcfg *genericapiserver.Config) http.Handler {

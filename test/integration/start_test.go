@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,6 +55,26 @@ func TestExternalEtcd(t *testing.T) {
 		if resp.Count != 1 {
 			t.Errorf("etcd has no key %s", key)
 		}
+	}
+
+	// A second shard on the same etcd with its own --etcd-prefix keeps its
+	// keys apart: the same cluster name holds other objects.
+	other := framework.StartShard(t, func(o *options.Options) {
+		o.EtcdServers = []string{e.ClientURL}
+		o.EtcdPrefix = "/tessera/other/registry"
+	})
+	createCluster(t, other, "ext")
+	if _, err := kube(t, other, "ext").CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := c.Get(t.Context(), "/tessera/other/registry/configmaps/ext/default/other", clientv3.WithCountOnly()); err != nil || resp.Count != 1 {
+		t.Errorf("the second shard's ConfigMap is not under its prefix (%v)", err)
+	}
+	if _, err := kube(t, s, "ext").CoreV1().ConfigMaps("default").Get(t.Context(), "other", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the first shard sees the second shard's ConfigMap: %v", err)
+	}
+	if _, err := kube(t, other, "ext").CoreV1().ConfigMaps("default").Get(t.Context(), "layout", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the second shard sees the first shard's ConfigMap: %v", err)
 	}
 }
 

@@ -411,14 +411,19 @@ func TestStandaloneInitializingWorkspaces(t *testing.T) {
 // publishes their URL in APIExportEndpointSlices, and a provider's user
 // lists its consumers' objects at that URL, with a token reviewed as kcp
 // deployments configure it: --authentication-kubeconfig is the shard's
-// admin.kubeconfig (root context, kcp-admin).
+// admin.kubeconfig (root context, kcp-admin). The shard runs without
+// in-process virtual workspaces (--run-virtual-workspaces=false): its own
+// /services/apiexport answers 404.
 func TestStandaloneVirtualWorkspacesAdvertised(t *testing.T) {
 	port, err := etcd.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	vwURL := "https://127.0.0.1:" + strconv.Itoa(port)
-	s := framework.StartShard(t, withTokens(t, vwTokens...), func(o *options.Options) { o.ShardVirtualWorkspaceURL = vwURL })
+	s := framework.StartShard(t, withTokens(t, vwTokens...), func(o *options.Options) {
+		o.ShardVirtualWorkspaceURL = vwURL
+		o.RunVirtualWorkspaces = false
+	})
 	provider, consumer := exportCowboysForVW(t, s)
 	vw := startVirtualWorkspaces(t, s, func(o *vwoptions.Options) {
 		o.SecurePort = port
@@ -456,5 +461,15 @@ func TestStandaloneVirtualWorkspacesAdvertised(t *testing.T) {
 	list, err := dyn.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{})
 	if err != nil || len(list.Items) != 1 || logicalcluster.From(&list.Items[0]) != consumer {
 		t.Errorf("reader lists at the advertised endpoint: %v %v", err, list)
+	}
+
+	cfg = s.Config("")
+	cfg.Host = s.URL + "/services/apiexport/" + string(provider) + "/wildwest.dev/clusters/*"
+	dyn, err = dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the shard serves the apiexport virtual workspace in-process with --run-virtual-workspaces=false: %v", err)
 	}
 }

@@ -241,7 +241,7 @@ func Start(ctx context.Context, o Options) (*Installation, error) {
 			"--requestheader-username-headers", "X-Remote-User", "--requestheader-group-headers", "X-Remote-Group",
 			"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
 			"--token-auth-file", tokens,
-			"--shard-virtual-workspace-url", url(pp[3]),
+			"--shard-virtual-workspace-url", url(pp[3]), "--run-virtual-workspaces=false",
 			"--shard-external-url", proxyURL,
 		}, etcd(pp[1], pp[2])...)
 		if name != "root" {

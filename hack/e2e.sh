@@ -114,6 +114,9 @@ export TESSERA_E2E_PHYSICAL_PROVIDER=${TESSERA_E2E_PHYSICAL_PROVIDER:-$provider}
 export TESSERA_E2E_BIN_DIR=${TESSERA_E2E_BIN_DIR:-$PWD/bin}
 export TESSERA_E2E_LEDGER=$ledger
 export TESSERA_E2E_TIMING_FILE=$timings
+# Suites run in parallel; the real physical cluster is one per machine, so
+# suites that need it take turns.
+export TESSERA_E2E_REAL_WAIT=${TESSERA_E2E_REAL_WAIT:-20m}
 if [[ $provider == kind ]]; then
   KIND=$(tr ':' '\n' <<<"$tools_path" | sed 's|$|/kind|' | while read -r k; do [[ -x $k ]] && echo "$k" && break; done)
   export KIND

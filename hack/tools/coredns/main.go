@@ -1,10 +1,12 @@
 // Command coredns is CoreDNS with only the plugins a cluster DNS needs (the
-// Corefile the real physical cluster writes uses them), built from Go modules
+// Corefile of the real physical cluster uses them: bind, cache, errors,
+// forward, health, kubernetes, loadbalance, log, ready), built from Go modules
 // for the e2e suite's real physical cluster (provider real).
 package main
 
 import (
 	"github.com/coredns/coredns/coremain"
+	_ "github.com/coredns/coredns/plugin/bind"
 	_ "github.com/coredns/coredns/plugin/cache"
 	_ "github.com/coredns/coredns/plugin/errors"
 	_ "github.com/coredns/coredns/plugin/forward"

@@ -183,9 +183,13 @@ kill_recorded() {
     done <"$state/pids"
   fi
   [[ -n $dir ]] || return 0
-  for pid in $(grep -lsF -- "$dir/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
-    [[ $pid != "$$" ]] || continue
-    log "killing leftover $(tr '\0' ' ' <"/proc/$pid/cmdline" | cut -c1-80) (pid $pid)"
+  local cmdline
+  for pid in /proc/[0-9]*; do
+    pid=${pid#/proc/}
+    [[ $pid != "$$" && $pid != "$BASHPID" ]] || continue
+    cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+    [[ $cmdline == *"$dir/"* ]] || continue
+    log "killing leftover ${cmdline:0:100} (pid $pid)"
     kill -KILL "$pid" 2>/dev/null || true
   done
 }
@@ -200,7 +204,7 @@ remove_chains() {
       ours=$(comm -23 <(chains "$cmd" "$t") <(awk -v c="$cmd" -v t="$t" '$1 == c && $2 == t { print $3 }' "$state/chains" 2>/dev/null | LC_ALL=C sort))
       [[ -n $ours ]] || continue
       # Rules elsewhere that jump to our chains.
-      "$cmd" -w -t "$t" -S | grep -E -- '^-A ' | while read -r rule; do
+      { "$cmd" -w -t "$t" -S | grep -E -- '^-A ' || true; } | while read -r rule; do
         chain=$(awk '{print $2}' <<<"$rule")
         grep -qxF -- "$chain" <<<"$ours" && continue
         grep -qE -- "-j ($(tr '\n' '|' <<<"$ours" | sed 's/|$//'))( |$)" <<<"$rule" || continue

@@ -52,7 +52,9 @@ var _ = Describe("A real physical cluster", Ordered, Label("real"), func() {
 		}
 	}
 	get := func(url string) (string, error) {
-		c := &http.Client{Timeout: 2 * time.Second}
+		// A new connection each time: one made before kube-proxy wrote the
+		// Service's rules went elsewhere and must not be reused.
+		c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 		resp, err := c.Get(url)
 		if err != nil {
 			return "", err

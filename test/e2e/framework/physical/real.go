@@ -201,6 +201,7 @@ func (r *Real) create(ctx context.Context, name string) (*Cluster, error) {
 			"--tls-cert-file=" + p.ServingCert, "--tls-private-key-file=" + p.ServingKey,
 			"--client-ca-file=" + p.CACert,
 			"--kubelet-client-certificate=" + p.AdminCert, "--kubelet-client-key=" + p.AdminKey,
+			"--kubelet-preferred-address-types=InternalIP",
 			"--authorization-mode=Node,RBAC",
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-account-key-file=" + p.ServiceAccountPub,
@@ -453,7 +454,7 @@ func (r *Real) createStorage(ctx context.Context, client kubernetes.Interface) e
 			Spec: corev1.PersistentVolumeSpec{
 				StorageClassName:              RealStorageClass,
 				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(RealVolumeSize)},
-				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteOncePod},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce, corev1.ReadWriteMany},
 				PersistentVolumeReclaimPolicy: reclaim,
 				PersistentVolumeSource: corev1.PersistentVolumeSource{
 					HostPath: &corev1.HostPathVolumeSource{Path: path, Type: &hostPathType},

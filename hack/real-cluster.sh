@@ -31,7 +31,9 @@
 #
 # State between up and down lives in /run/tessera-real (the state of the
 # machine before `up`, the work directory, PIDs the provider started). Only
-# one real cluster can run on a machine at a time.
+# one real cluster can run on a machine at a time: the provider holds
+# /run/tessera-real.lock while its cluster runs, and the script refuses to
+# run while someone else holds it.
 set -euo pipefail
 
 state=/run/tessera-real
@@ -279,6 +281,15 @@ down() {
   rm -rf "$state"
   log "down: done"
 }
+
+# The provider holds this lock while its cluster runs and calls the script
+# with TESSERA_REAL_LOCK_HELD=1; anyone else must not tear down a running
+# cluster or start a second one.
+if [[ ${TESSERA_REAL_LOCK_HELD:-} != 1 && ${1:-} =~ ^(up|down)$ ]]; then
+  need_root
+  exec 9>/run/tessera-real.lock
+  flock -n 9 || die "a real cluster is running on this machine (/run/tessera-real.lock is held); stop it first"
+fi
 
 case ${1:-} in
   up)

@@ -590,7 +590,7 @@ func (r *Real) deletePods(ctx context.Context) error {
 
 func (r *Real) script(ctx context.Context, args ...string) error {
 	cmd := exec.CommandContext(ctx, r.Tools.Script, args...)
-	cmd.Env = append(os.Environ(), "TESSERA_REAL_PAUSE_IMAGE="+RealPauseImage)
+	cmd.Env = append(os.Environ(), "TESSERA_REAL_PAUSE_IMAGE="+RealPauseImage, "TESSERA_REAL_LOCK_HELD=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s %s: %w\n%s", filepath.Base(r.Tools.Script), strings.Join(args, " "), err, out)

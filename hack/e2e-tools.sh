@@ -26,7 +26,8 @@
 # (k8s.io/* v0.37.x, grpc, etcd client, otel, ...), so the packages they share
 # with it compile once: a cold build of the tools then reuses what building
 # and testing the main module put in GOCACHE, which halves their build time.
-# `hack/e2e-tools.sh align` renews that after the main go.mod changed.
+# `hack/e2e-tools.sh align` renews that after the main go.mod changed
+# (coredns is left out: it keeps the k8s.io versions its release builds with).
 #
 # Usage: hack/e2e-tools.sh [local|kind|all|align]   (default local)
 set -euo pipefail

@@ -9,7 +9,9 @@
 #      processes by PID; this sweep reads the ledger they write), and print
 #      how long each phase took.
 #
-# Usage: hack/e2e.sh [local|kind]   (default local: kwok-backed clusters)
+# Usage: hack/e2e.sh [local|kind]   (default local: kwok-backed clusters, and
+# for the suites whose pods must run, the real cluster of hack/real-cluster.sh,
+# which needs root)
 #
 # Environment: MAKE, GO, KUBECTL as make passes them; E2E_LABELS (a ginkgo
 # label filter, e.g. "shard" or "physical && !helm"); E2E_TIMEOUT (go test

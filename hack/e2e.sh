@@ -76,6 +76,13 @@ sweep() {
         ;;
     esac
   done <"$ledger"
+  # A real physical cluster whose suite died: its pods' containers outlive
+  # the processes above. Tear it down unless another run holds it.
+  if [[ -d /run/tessera-real ]] && grep -q ' real-' "$ledger" 2>/dev/null; then
+    echo "e2e: tearing down the real physical cluster a suite left" >&2
+    hack/real-cluster.sh down >&2 || true
+    left=1
+  fi
   return $left
 }
 

@@ -62,7 +62,7 @@ func (c *Cluster) Client() (kubernetes.Interface, error) {
 
 // Provider creates and deletes physical clusters.
 type Provider interface {
-	// Name is the provider's name: local, kind or kubeconfig.
+	// Name is the provider's name: local, kind, kubeconfig or real.
 	Name() string
 	// Create starts a cluster and returns once it can run pods.
 	Create(ctx context.Context, name string) (*Cluster, error)

@@ -152,3 +152,19 @@ func (e *Env) BuildImage(ctx context.Context, name, pkg, repository, tag string)
 	}
 	return filepath.Join(dir, name+".tar"), repository + "/" + name + ":" + tag, nil
 }
+
+// DeleteRealCluster deletes the suite's real cluster now instead of when
+// the suite ends (a spec that checks what the teardown leaves); later
+// RealCluster calls fail.
+func (e *Env) DeleteRealCluster(ctx context.Context) error {
+	e.startMu.Lock()
+	defer e.startMu.Unlock()
+	e.mu.Lock()
+	c, provider := e.realCluster, e.real
+	e.realCluster, e.realErr = nil, errors.New("the real physical cluster was deleted by a spec")
+	e.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	return flat(e.Time("stop real physical cluster", func() error { return provider.Delete(ctx, c) }))
+}

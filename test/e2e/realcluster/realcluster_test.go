@@ -29,9 +29,11 @@ var _ = Describe("A real physical cluster", Ordered, Label("real"), func() {
 		pc     *physical.Cluster
 		client kubernetes.Interface
 		image  string
+		before hostState
 	)
 
 	BeforeAll(func(ctx SpecContext) {
+		before = readHostState()
 		var err error
 		pc, err = env.RealCluster(ctx)
 		Expect(err).NotTo(HaveOccurred())
@@ -190,5 +192,11 @@ var _ = Describe("A real physical cluster", Ordered, Label("real"), func() {
 		Expect(client.CoreV1().Pods(ns).Delete(ctx, "store-0", metav1.DeleteOptions{})).To(Succeed())
 		Eventually(answer(string(pod.UID))).WithContext(ctx).WithTimeout(time.Minute).Should(Equal("host=store-0 starts=2"),
 			"the new pod found the file the first one wrote")
+	})
+
+	It("leaves the machine as it found it when deleted", func(ctx SpecContext) {
+		Expect(readHostState()).NotTo(Equal(before), "the running cluster changed the machine (bridge, address, paths)")
+		Expect(env.DeleteRealCluster(ctx)).To(Succeed())
+		Expect(readHostState()).To(Equal(before))
 	})
 })

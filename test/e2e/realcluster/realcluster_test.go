@@ -115,34 +115,44 @@ var _ = Describe("A real physical cluster", Ordered, Label("real"), func() {
 		}
 	})
 
-	It("lets a pod reach a Service by its DNS name", func(ctx SpecContext) {
+	// runJob runs the echo image as a Job and returns the log of its pod
+	// that succeeded.
+	runJob := func(ctx SpecContext, name string, args ...string) string {
 		_, err := client.BatchV1().Jobs(ns).Create(ctx, &batchv1.Job{
-			ObjectMeta: metav1.ObjectMeta{Name: "dns"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: batchv1.JobSpec{
 				BackoffLimit: new(int32(6)),
 				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
-					Containers:    []corev1.Container{container("-get", "http://web."+ns+".svc.cluster.local/")},
+					Containers:    []corev1.Container{container(args...)},
 				}},
 			},
 		}, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
-			job, err := client.BatchV1().Jobs(ns).Get(ctx, "dns", metav1.GetOptions{})
+			job, err := client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(job.Status.Succeeded).To(BeEquivalentTo(1))
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=dns"})
+		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + name})
 		Expect(err).NotTo(HaveOccurred())
-		var logs []string
 		for _, p := range pods.Items {
 			if p.Status.Phase == corev1.PodSucceeded {
 				b, err := client.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
 				Expect(err).NotTo(HaveOccurred())
-				logs = append(logs, string(b))
+				return string(b)
 			}
 		}
-		Expect(logs).To(ContainElement(HavePrefix("host=web-")), "the job fetched the Deployment's answer, as its log shows")
+		Fail("no pod of job " + name + " succeeded")
+		return ""
+	}
+
+	It("lets a pod reach a Service by its DNS name, and the API server through the kubernetes Service", func(ctx SpecContext) {
+		Expect(runJob(ctx, "dns", "-get", "http://web."+ns+".svc.cluster.local/")).To(HavePrefix("host=web-"),
+			"the job fetched the Deployment's answer, as its log shows")
+		Expect(runJob(ctx, "api", "-get", "https://kubernetes.default.svc.cluster.local/version",
+			"-ca", "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt")).To(ContainSubstring(`"gitVersion": "v1.37.0"`),
+			"the job verified the API server's certificate and read its version")
 	})
 
 	It("binds a StatefulSet's claim to the default StorageClass and keeps its data across a pod delete", func(ctx SpecContext) {

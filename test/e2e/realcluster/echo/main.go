@@ -1,10 +1,13 @@
 // Command echo is the workload of the realcluster e2e suite, built into an
 // image there: a server that answers with its host name and, with -data,
 // counts how often it started in a file of its volume; and a client mode
-// (echo -get URL) that fetches a URL and fails unless it answers 200.
+// (echo -get URL [-ca FILE]) that fetches a URL and fails unless it answers
+// 200.
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
@@ -20,9 +23,10 @@ func main() {
 	addr := flag.String("addr", ":8080", "Address to serve on.")
 	data := flag.String("data", "", "Directory whose file starts counts the server's starts (a volume).")
 	get := flag.String("get", "", "Fetch this URL, print the answer and exit.")
+	ca := flag.String("ca", "", "With -get: trust the CA certificates of this PEM file.")
 	flag.Parse()
 	if *get != "" {
-		if err := fetch(*get); err != nil {
+		if err := fetch(*get, *ca); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
@@ -52,8 +56,19 @@ func main() {
 	os.Exit(1)
 }
 
-func fetch(url string) error {
+func fetch(url, ca string) error {
 	client := &http.Client{Timeout: 5 * time.Second}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("no certificate in %s", ca)
+		}
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	}
 	resp, err := client.Get(url)
 	if err != nil {
 		return err

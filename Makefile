@@ -118,7 +118,7 @@ test-integration: kubectl ## Run the integration tests only
 E2E_ENV = MAKE="$(MAKE)" GO="$(GO)" KUBECTL="$(KUBECTL)"
 
 .PHONY: e2e-tools
-e2e-tools: ## Build the e2e tools (kube-apiserver, etcd, kwok, helm) into the tool cache if missing
+e2e-tools: ## Build the e2e tools (kube-apiserver, kubelet, etcd, coredns, kwok, helm) into the tool cache if missing
 	@GO="$(GO)" hack/e2e-tools.sh local >/dev/null
 
 .PHONY: test-e2e

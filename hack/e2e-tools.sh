@@ -2,11 +2,14 @@
 # Builds the binaries the e2e suites run besides Tessera's own, each from its
 # module under hack/tools (kept apart from the main go.mod):
 #
-#   kube  kube-apiserver, kube-controller-manager, kube-scheduler (k8s.io/kubernetes)
-#   etcd  etcd (go.etcd.io/etcd/server/v3 etcdmain)
-#   kwok  kwok (sigs.k8s.io/kwok)
-#   helm  helm (helm.sh/helm/v4)
-#   kind  kind (sigs.k8s.io/kind), only when asked for: hack/e2e-tools.sh kind
+#   kube     kube-apiserver, kube-controller-manager, kube-scheduler, and for the
+#            real physical clusters kubelet and kube-proxy (k8s.io/kubernetes)
+#   coredns  coredns with the cluster DNS plugins (github.com/coredns/coredns),
+#            for the real physical clusters
+#   etcd     etcd (go.etcd.io/etcd/server/v3 etcdmain)
+#   kwok     kwok (sigs.k8s.io/kwok)
+#   helm     helm (helm.sh/helm/v4)
+#   kind     kind (sigs.k8s.io/kind), only when asked for: hack/e2e-tools.sh kind
 #
 # Binaries go to a cache outside the repository that survives clones and
 # `make clean`:
@@ -23,7 +26,8 @@
 # (k8s.io/* v0.37.x, grpc, etcd client, otel, ...), so the packages they share
 # with it compile once: a cold build of the tools then reuses what building
 # and testing the main module put in GOCACHE, which halves their build time.
-# `hack/e2e-tools.sh align` renews that after the main go.mod changed.
+# `hack/e2e-tools.sh align` renews that after the main go.mod changed
+# (coredns is left out: it keeps the k8s.io versions its release builds with).
 #
 # Usage: hack/e2e-tools.sh [local|kind|all|align]   (default local)
 set -euo pipefail
@@ -74,14 +78,15 @@ helm_version=$(version_of helm helm.sh/helm/v4)
 
 # tool <name> <version> <ldflags> <packages...>: one line per tool.
 tools=(
-  "kube|$kube_version|$kube_ldflags|./kube-apiserver ./kube-controller-manager ./kube-scheduler"
+  "kube|$kube_version|$kube_ldflags|./kube-apiserver ./kube-controller-manager ./kube-scheduler ./kubelet ./kube-proxy"
+  "coredns|$(version_of coredns github.com/coredns/coredns)||."
   "etcd|$(version_of etcd go.etcd.io/etcd/server/v3)||."
   "kwok|$(version_of kwok sigs.k8s.io/kwok)||sigs.k8s.io/kwok/cmd/kwok"
   "helm|$helm_version|-X helm.sh/helm/v4/internal/version.version=$helm_version|helm.sh/helm/v4/cmd/helm"
 )
 case $which in
   local) ;;
-  kind) tools=("kind|$(version_of kind sigs.k8s.io/kind)||sigs.k8s.io/kind" "${tools[@]:3}") ;; # kind and helm
+  kind) tools=("kind|$(version_of kind sigs.k8s.io/kind)||sigs.k8s.io/kind" "${tools[@]:4}") ;; # kind and helm
   all) tools+=("kind|$(version_of kind sigs.k8s.io/kind)||sigs.k8s.io/kind") ;;
   *) echo "usage: $0 [local|kind|all|align]" >&2; exit 2 ;;
 esac

@@ -9,7 +9,9 @@
 #      processes by PID; this sweep reads the ledger they write), and print
 #      how long each phase took.
 #
-# Usage: hack/e2e.sh [local|kind]   (default local: kwok-backed clusters)
+# Usage: hack/e2e.sh [local|kind]   (default local: kwok-backed clusters, and
+# for the suites whose pods must run, the real cluster of hack/real-cluster.sh,
+# which needs root)
 #
 # Environment: MAKE, GO, KUBECTL as make passes them; E2E_LABELS (a ginkgo
 # label filter, e.g. "shard" or "physical && !helm"); E2E_TIMEOUT (go test
@@ -74,6 +76,13 @@ sweep() {
         ;;
     esac
   done <"$ledger"
+  # A real physical cluster whose suite died: its pods' containers outlive
+  # the processes above. Tear it down unless another run holds it.
+  if [[ -d /run/tessera-real ]] && grep -q ' real-' "$ledger" 2>/dev/null; then
+    echo "e2e: tearing down the real physical cluster a suite left" >&2
+    hack/real-cluster.sh down >&2 || true
+    left=1
+  fi
   return $left
 }
 
@@ -117,6 +126,9 @@ export TESSERA_E2E_BIN_DIR=${TESSERA_E2E_BIN_DIR:-$PWD/bin}
 export TESSERA_E2E_IMAGES_DIR=${TESSERA_E2E_IMAGES_DIR:-$PWD/bin/images}
 export TESSERA_E2E_LEDGER=$ledger
 export TESSERA_E2E_TIMING_FILE=$timings
+# Suites run in parallel; the real physical cluster is one per machine, so
+# suites that need it take turns.
+export TESSERA_E2E_REAL_WAIT=${TESSERA_E2E_REAL_WAIT:-20m}
 if [[ $provider == kind ]]; then
   KIND=$(tr ':' '\n' <<<"$tools_path" | sed 's|$|/kind|' | while read -r k; do [[ -x $k ]] && echo "$k" && break; done)
   export KIND

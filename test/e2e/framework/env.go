@@ -15,8 +15,20 @@
 //	TESSERA_E2E_TOOLS_PATH              directories with etcd, kube-apiserver, kube-controller-manager,
 //	                                    kube-scheduler, kwok, helm, kind (searched before PATH)
 //	KUBECTL                             the kubectl binary (default /usr/bin/kubectl, then PATH)
-//	TESSERA_E2E_PHYSICAL_PROVIDER       local (default), kind or kubeconfig
+//	TESSERA_E2E_PHYSICAL_PROVIDER       local (default), kind, kubeconfig or real
 //	TESSERA_E2E_PHYSICAL_KUBECONFIGS    kubeconfigs of running physical clusters (provider kubeconfig)
+//
+// Suites whose pods must really run (RealProvider, RealCluster) get kind
+// clusters when TESSERA_E2E_PHYSICAL_PROVIDER=kind, the clusters of
+// TESSERA_E2E_PHYSICAL_KUBECONFIGS when it is kubeconfig, and otherwise the
+// real provider: one cluster on this machine (root; hack/real-cluster.sh
+// prepares the host; kubelet, kube-proxy and coredns come from
+// TESSERA_E2E_TOOLS_PATH like the other tools, containerd, runc, ctr and the
+// CNI plugins from Debian packages the script installs). One real cluster
+// runs on a machine at a time: another one's Create waits up to
+// TESSERA_E2E_REAL_WAIT (a duration, default 0: refuse at once; hack/e2e.sh
+// sets 20m, so that suites of one run take turns).
+//
 //	TESSERA_E2E_KIND_IMAGE              node image for kind (default physical.KindNodeImage)
 //	TESSERA_E2E_ARTIFACTS               keep logs and data in this directory (default: a temporary
 //	                                    directory, removed when every spec passed)
@@ -75,6 +87,10 @@ type Env struct {
 	sharded  *sharded.Installation
 	provider physical.Provider
 	clusters []*physical.Cluster
+	// real and realCluster are the provider and cluster of RealCluster.
+	real        physical.Provider
+	realCluster *physical.Cluster
+	realErr     error
 	// tesseraErr and physicalErr are the first failures to start the
 	// installation and physical clusters; later specs get them at once
 	// instead of trying again.
@@ -292,7 +308,14 @@ func (e *Env) Teardown(ctx context.Context) []error {
 		e.mu.Lock()
 		clusters, provider := e.clusters, e.provider
 		e.clusters = nil
+		real, realCluster := e.real, e.realCluster
+		e.realCluster = nil
 		e.mu.Unlock()
+		if realCluster != nil {
+			if err := real.Delete(ctx, realCluster); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for _, c := range clusters {

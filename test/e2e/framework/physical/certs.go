@@ -30,8 +30,9 @@ type pki struct {
 
 // writePKI creates a CA, a serving certificate for 127.0.0.1 and localhost
 // (and the in-cluster names of the API server), an admin client certificate
-// in system:masters and a service account key under dir.
-func writePKI(dir string) (*pki, error) {
+// in system:masters and a service account key under dir. The serving
+// certificate is valid for extraIPs too.
+func writePKI(dir string, extraIPs ...net.IP) (*pki, error) {
 	p := &pki{
 		CACert: filepath.Join(dir, "ca.crt"), CAKey: filepath.Join(dir, "ca.key"),
 		ServingCert: filepath.Join(dir, "apiserver.crt"), ServingKey: filepath.Join(dir, "apiserver.key"),
@@ -77,7 +78,7 @@ func writePKI(dir string) (*pki, error) {
 	if err := leaf(2, x509.Certificate{
 		Subject:     pkix.Name{CommonName: "kube-apiserver"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+		IPAddresses: append([]net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")}, extraIPs...),
 		DNSNames:    []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
 	}, p.ServingCert, p.ServingKey); err != nil {
 		return nil, err

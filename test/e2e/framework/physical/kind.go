@@ -77,3 +77,11 @@ func (k *Kind) run(ctx context.Context, args ...string) (string, error) {
 	out, err := exec.CommandContext(ctx, k.Kind, args...).CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }
+
+// LoadImage implements ImageLoader: kind load image-archive.
+func (k *Kind) LoadImage(ctx context.Context, c *Cluster, tarball string) error {
+	if out, err := k.run(ctx, "load", "image-archive", "--name", k.clusterName(c.Name), tarball); err != nil {
+		return fmt.Errorf("kind load image-archive %s: %w\n%s", tarball, err, out)
+	}
+	return nil
+}

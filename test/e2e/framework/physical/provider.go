@@ -4,6 +4,8 @@
 //
 //   - local: kube-apiserver, etcd, kube-controller-manager and kube-scheduler
 //     as processes on 127.0.0.1, with kwok simulating nodes and pod status;
+//   - real: one cluster whose pods really run, on this machine (containerd,
+//     kubelet, kube-proxy, CoreDNS; needs root, see real.go);
 //   - kind: kind clusters from a pinned kindest/node image (needs a container
 //     engine);
 //   - kubeconfig: clusters someone else started.
@@ -32,6 +34,11 @@ type Cluster struct {
 	// is written by a simulator, and pod and service IPs are only API
 	// fields that nothing may connect to.
 	Simulated bool
+	// NodeAddress, when not empty, is an address of a node at which this
+	// machine reaches the cluster's NodePort Services (the real provider's
+	// RealNodeAddress). Its ClusterIPs are reachable from this machine too
+	// when the provider says so (real: yes).
+	NodeAddress string
 }
 
 // Config returns a client configuration for the cluster.
@@ -55,7 +62,7 @@ func (c *Cluster) Client() (kubernetes.Interface, error) {
 
 // Provider creates and deletes physical clusters.
 type Provider interface {
-	// Name is the provider's name: local, kind or kubeconfig.
+	// Name is the provider's name: local, kind, kubeconfig or real.
 	Name() string
 	// Create starts a cluster and returns once it can run pods.
 	Create(ctx context.Context, name string) (*Cluster, error)

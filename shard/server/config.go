@@ -197,6 +197,11 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.MinRequestTimeout = 1800
 	// Watches through the in-process virtual workspaces are long-running,
 	// though not resource requests of the shard's own API.
+	// Watches end at shutdown (their clients, the front-proxy, other
+	// shards and controllers, list and watch again) instead of holding the
+	// process for the whole ShutdownTimeout: a rolling restart of a shard
+	// takes seconds, not the 60 s the open watches would keep it.
+	gc.ShutdownWatchTerminationGracePeriod = 2 * time.Second
 	longRunning := gc.LongRunningFunc
 	gc.LongRunningFunc = func(r *http.Request, ri *request.RequestInfo) bool {
 		return initializingworkspaces.IsLongRunning(r) || apiexportvw.IsLongRunning(r) || longRunning(r, ri)

@@ -39,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -120,6 +121,9 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 
 	scheme := runtime.NewScheme()
 	gc := genericapiserver.NewConfig(serializer.NewCodecFactory(scheme))
+	// Watches end at shutdown instead of holding the process for the whole
+	// ShutdownTimeout; their clients watch again.
+	gc.ShutdownWatchTerminationGracePeriod = 2 * time.Second
 	serving := genericoptions.NewSecureServingOptions().WithLoopback()
 	serving.BindAddress = net.ParseIP(o.BindAddress)
 	serving.BindPort = o.SecurePort

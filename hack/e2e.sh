@@ -111,6 +111,8 @@ summary+=("$(printf '  %-22s %4ss' "build tools" $((SECONDS - start)))")
 if [[ -z ${TESSERA_E2E_KUBECONFIG:-} ]]; then
   phase "build tessera" "$MAKE" --no-print-directory build
 fi
+# The deploy suite installs the images into its cluster.
+phase "build images" "$MAKE" --no-print-directory images >/dev/null
 
 suites=$(find test/e2e -name suite_test.go -not -path '*/framework/*' -exec dirname {} \; | LC_ALL=C sort | sed 's|^|./|')
 args=(-ginkgo.v -ginkgo.timeout="${E2E_GINKGO_TIMEOUT:-20m}")
@@ -121,6 +123,7 @@ export TESSERA_E2E=1
 export TESSERA_E2E_TOOLS_PATH=$tools_path${TESSERA_E2E_TOOLS_PATH:+:$TESSERA_E2E_TOOLS_PATH}
 export TESSERA_E2E_PHYSICAL_PROVIDER=${TESSERA_E2E_PHYSICAL_PROVIDER:-$provider}
 export TESSERA_E2E_BIN_DIR=${TESSERA_E2E_BIN_DIR:-$PWD/bin}
+export TESSERA_E2E_IMAGES_DIR=${TESSERA_E2E_IMAGES_DIR:-$PWD/bin/images}
 export TESSERA_E2E_LEDGER=$ledger
 export TESSERA_E2E_TIMING_FILE=$timings
 # Suites run in parallel; the real physical cluster is one per machine, so

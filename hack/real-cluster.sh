@@ -270,13 +270,18 @@ down() {
 
   for p in "${host_paths[@]}"; do
     if [[ -e $p ]] && ! grep -qxF -- "$p" "$state/paths" 2>/dev/null; then
-      rm -rf "$p"
+      rm -rf --one-file-system "$p"
     fi
   done
   if [[ -f $state/sysctls ]]; then
     while read -r s v; do
       [[ $(cat "/proc/sys/$s" 2>/dev/null) == "$v" ]] || echo "$v" >"/proc/sys/$s" 2>/dev/null || log "could not restore $s to $v"
     done <"$state/sysctls"
+  fi
+  # The cluster's bulk (images, snapshots, kubelet's pods, volumes); its
+  # configuration and the logs beside it stay for whoever looks into a run.
+  if [[ -n $dir && -d $dir ]]; then
+    rm -rf --one-file-system "$dir/containerd/root" "$dir/containerd/state" "$dir/kubelet" "$dir/volumes" "$dir/etcd"
   fi
   rm -rf "$state"
   log "down: done"

@@ -1,10 +1,12 @@
 package realclustere2e
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tessera-dev/tessera/test/e2e/framework"
 	"github.com/tessera-dev/tessera/test/e2e/framework/physical"
 )
 
@@ -69,7 +72,7 @@ var _ = Describe("A real physical cluster", Ordered, Label("real"), func() {
 		return string(b), err
 	}
 
-	It("runs a Deployment's pod that this machine reaches through its ClusterIP and NodePort", func(ctx SpecContext) {
+	It("runs a Deployment's pod that this machine reaches through its ClusterIP, its NodePort and kubectl port-forward", func(ctx SpecContext) {
 		labels := map[string]string{"app": "web"}
 		_, err := client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -113,6 +116,28 @@ var _ = Describe("A real physical cluster", Ordered, Label("real"), func() {
 				g.Expect(body).To(HavePrefix("host=" + pod.Name + " "))
 			}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), url)
 		}
+
+		By("kubectl port-forward to the Service")
+		kubectl, err := framework.KubectlPath()
+		Expect(err).NotTo(HaveOccurred())
+		pf := exec.CommandContext(ctx, kubectl, "--kubeconfig", pc.Kubeconfig, "-n", ns, "port-forward", "--address=127.0.0.1", "service/web", ":80")
+		var stderr strings.Builder
+		pf.Stderr = &stderr
+		out, err := pf.StdoutPipe()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pf.Start()).To(Succeed())
+		defer func() {
+			_ = pf.Process.Kill()
+			_ = pf.Wait()
+		}()
+		line, err := bufio.NewReader(out).ReadString('\n')
+		Expect(err).NotTo(HaveOccurred(), "kubectl port-forward: %s", &stderr)
+		// "Forwarding from 127.0.0.1:43567 -> 8080"
+		fields := strings.Fields(line)
+		Expect(fields).To(HaveLen(5), line)
+		body, err := get("http://" + fields[2] + "/")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(body).To(HavePrefix("host=" + pod.Name + " "))
 	})
 
 	// runJob runs the echo image as a Job and returns the log of its pod

@@ -181,6 +181,12 @@ func (t *Tessera) waitReady(ctx context.Context) error {
 // admin's context "shard-base" when it has one (kcp's and Tessera's
 // kubeconfigs do), else "base", else its current context, with any
 // /clusters/<name> cut from the server URL.
+// TesseraAt returns the installation of an admin kubeconfig (its base or
+// shard-base context, else its current one), e.g. one a suite installed.
+func (e *Env) TesseraAt(kubeconfig string) (*Tessera, error) {
+	return e.existingTessera(kubeconfig)
+}
+
 func (e *Env) existingTessera(kubeconfig string) (*Tessera, error) {
 	raw, err := clientcmd.LoadFromFile(kubeconfig)
 	if err != nil {

@@ -510,10 +510,12 @@ type writer struct {
 	// longest is the longest time a workspace answered no write.
 	longest  map[string]time.Duration
 	attempts int
+	// kinds counts the failures by what they said.
+	kinds map[string]int
 }
 
 func newWriter(ts *framework.Tessera, targets map[string]string) *writer {
-	return &writer{ts: ts, targets: targets, acked: map[string][]string{}, fails: map[string]int{}, longest: map[string]time.Duration{}}
+	return &writer{ts: ts, targets: targets, acked: map[string][]string{}, fails: map[string]int{}, longest: map[string]time.Duration{}, kinds: map[string]int{}}
 }
 
 func (w *writer) run(ctx context.Context) <-chan struct{} {
@@ -543,6 +545,7 @@ func (w *writer) run(ctx context.Context) <-chan struct{} {
 				case ctx.Err() != nil:
 				default:
 					w.fails[path]++
+					w.kinds[failureKind(err)]++
 					if !unavailable(err) {
 						w.others = append(w.others, fmt.Sprintf("%s %s: %v", path, name, err))
 					}
@@ -591,7 +594,32 @@ func (w *writer) report() string {
 		parts = append(parts, fmt.Sprintf("%s: %d acknowledged, %d failed, longest without a write %s", path, len(w.acked[path]), w.fails[path], w.longest[path].Round(10*time.Millisecond)))
 	}
 	sort.Strings(parts)
-	return strings.Join(parts, "; ")
+	var kinds []string
+	for k, n := range w.kinds {
+		kinds = append(kinds, fmt.Sprintf("%dx %s", n, k))
+	}
+	sort.Strings(kinds)
+	return strings.Join(parts, "; ") + "; failures: " + strings.Join(kinds, ", ")
+}
+
+// failureKind shortens an error to what kind of failure it was.
+func failureKind(err error) string {
+	if st, ok := err.(apierrors.APIStatus); ok {
+		s := st.Status()
+		msg := s.Message
+		if len(msg) > 80 {
+			msg = msg[:80]
+		}
+		return fmt.Sprintf("%d %s: %s", s.Code, s.Reason, msg)
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	if len(msg) > 80 {
+		msg = msg[:80]
+	}
+	return msg
 }
 
 // createWorkspaces creates n workspaces under parent with 8 clients and

@@ -36,8 +36,15 @@ var _ = Describe("A real physical cluster", Ordered, Label("real"), func() {
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		before = readHostState()
-		var err error
+		// The state before this suite's cluster, read once no other suite's
+		// real cluster runs (suites take turns).
+		provider, err := env.RealProvider()
+		Expect(err).NotTo(HaveOccurred())
+		if real, ok := provider.(*physical.Real); ok {
+			real.BeforeStart = func() { before = readHostState() }
+		} else {
+			before = readHostState()
+		}
 		pc, err = env.RealCluster(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		client, err = pc.Client()

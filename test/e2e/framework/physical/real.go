@@ -94,6 +94,9 @@ type Real struct {
 	// LockWait is how long Create waits for a real cluster of another
 	// process (another suite of the same run) to end; 0 refuses at once.
 	LockWait time.Duration
+	// BeforeStart, when set, runs once the machine is this provider's (the
+	// lock is held) and before the cluster changes it.
+	BeforeStart func()
 
 	mu      sync.Mutex
 	lock    *os.File
@@ -138,6 +141,10 @@ func (r *Real) Create(ctx context.Context, name string) (*Cluster, error) {
 		time.Sleep(time.Second)
 	}
 	r.lock = lock
+	if r.BeforeStart != nil {
+		// The machine is as the last cluster left it, and nobody else's.
+		r.BeforeStart()
+	}
 	r.dir = filepath.Join(r.Dir, name)
 	c, err := r.create(ctx, name)
 	if err != nil {

@@ -66,6 +66,8 @@ type Config struct {
 	authnConfig  *authentication.Config
 	authn        *authentication.Authentication
 	tokenSecrets *informers.SharedInformerFactory
+	// startGate holds authorization until the informers have synced.
+	startGate *startGate
 }
 
 type completedConfig struct {
@@ -163,7 +165,8 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authorizer: %w", err)
 	}
-	gc.Authorization.Authorizer = authz
+	gate := newStartGate()
+	gc.Authorization.Authorizer = gate.wrap(authz)
 	gc.RuleResolver = authz
 	// Every event names its logical cluster: see filters.WithAuditAnnotations.
 	if err := o.Audit.ApplyTo(&gc.Config); err != nil {
@@ -243,6 +246,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		authnConfig:  authnConfig,
 		authn:        authn,
 		tokenSecrets: tokenSecrets,
+		startGate:    gate,
 	}, nil
 }
 

@@ -328,6 +328,7 @@ func (s *Server) build(ctx context.Context) error {
 				}
 			}
 		}
+		c.startGate.open()
 		return nil
 	})
 	generic.AddPostStartHookOrDie("tessera-bootstrap-logical-clusters", func(hc genericapiserver.PostStartHookContext) error {

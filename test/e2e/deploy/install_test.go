@@ -301,6 +301,14 @@ var _ = Describe("The chart installed into a cluster whose pods run", Ordered, L
 		Expect(maxDown["root"]).To(BeNumerically("<=", 1))
 		mu.Unlock()
 
+		// The front-proxies' logs of the upgrade stay in the work directory.
+		if pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=front-proxy"}); err == nil {
+			for _, p := range pods.Items {
+				if b, err := kube.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx); err == nil {
+					_ = os.WriteFile(filepath.Join(env.Dir, "upgrade-"+p.Name+".log"), b, 0o600)
+				}
+			}
+		}
 		report := w.report()
 		AddReportEntry("rolling helm upgrade", rolled.Round(time.Second).String())
 		AddReportEntry("writes during the upgrade", report)
@@ -512,6 +520,8 @@ type writer struct {
 	attempts int
 	// kinds counts the failures by what they said.
 	kinds map[string]int
+	// hangs are the requests that got no answer, with their start.
+	hangs []string
 }
 
 func newWriter(ts *framework.Tessera, targets map[string]string) *writer {
@@ -546,6 +556,9 @@ func (w *writer) run(ctx context.Context) <-chan struct{} {
 				default:
 					w.fails[path]++
 					w.kinds[failureKind(err)]++
+					if errors.Is(err, context.DeadlineExceeded) {
+						w.hangs = append(w.hangs, fmt.Sprintf("%s at %s", path, now.Add(-10*time.Second).Format("15:04:05.000")))
+					}
 					if !unavailable(err) {
 						w.others = append(w.others, fmt.Sprintf("%s %s: %v", path, name, err))
 					}
@@ -590,8 +603,8 @@ func (w *writer) report() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var parts []string
-	for _, path := range w.targets {
-		parts = append(parts, fmt.Sprintf("%s: %d acknowledged, %d failed, longest without a write %s", path, len(w.acked[path]), w.fails[path], w.longest[path].Round(10*time.Millisecond)))
+	for shard, path := range w.targets {
+		parts = append(parts, fmt.Sprintf("%s on %s: %d acknowledged, %d failed, longest without a write %s", path, shard, len(w.acked[path]), w.fails[path], w.longest[path].Round(10*time.Millisecond)))
 	}
 	sort.Strings(parts)
 	var kinds []string
@@ -599,7 +612,11 @@ func (w *writer) report() string {
 		kinds = append(kinds, fmt.Sprintf("%dx %s", n, k))
 	}
 	sort.Strings(kinds)
-	return strings.Join(parts, "; ") + "; failures: " + strings.Join(kinds, ", ")
+	out := strings.Join(parts, "; ") + "; failures: " + strings.Join(kinds, ", ")
+	if len(w.hangs) > 0 {
+		out += "; no answer within 10 s: " + strings.Join(w.hangs, ", ")
+	}
+	return out
 }
 
 // failureKind shortens an error to what kind of failure it was.

@@ -4,11 +4,20 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"time"
 
+	xhttp2 "golang.org/x/net/http2"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+)
+
+// Timeouts of the connections to backends.
+const (
+	backendDialTimeout     = 5 * time.Second
+	backendReadIdleTimeout = 10 * time.Second
+	backendPingTimeout     = 3 * time.Second
 )
 
 // Transports reach one kind of backend over TLS: with the proxy's client
@@ -46,14 +55,27 @@ func NewTransports(caFile, certFile, keyFile string) (*Transports, error) {
 	}
 	mk := func(certs []tls.Certificate, http2 bool) http.RoundTripper {
 		t := &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			TLSClientConfig:     &tls.Config{RootCAs: roots, Certificates: certs, MinVersion: tls.VersionTLS12},
+			Proxy:           http.ProxyFromEnvironment,
+			TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: certs, MinVersion: tls.VersionTLS12},
+			// A shard that is gone (a pod replaced, a process killed) must
+			// cost a request seconds, not the 30 s default dial timeout.
+			DialContext:         (&net.Dialer{Timeout: backendDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 			MaxIdleConnsPerHost: 100,
 			IdleConnTimeout:     90 * time.Second,
 			TLSHandshakeTimeout: 10 * time.Second,
 		}
 		if http2 {
-			return utilnet.SetTransportDefaults(t)
+			t = utilnet.SetOldTransportDefaults(t)
+			h2, err := xhttp2.ConfigureTransports(t)
+			if err != nil {
+				return utilnet.SetTransportDefaults(t)
+			}
+			// Health-check a connection that has been silent for a while
+			// (a watch, or a peer that vanished without closing it): a
+			// dead connection is found in seconds, not after 30 s + 15 s.
+			h2.ReadIdleTimeout = backendReadIdleTimeout
+			h2.PingTimeout = backendPingTimeout
+			return t
 		}
 		t.TLSClientConfig.NextProtos = []string{"http/1.1"}
 		t.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}

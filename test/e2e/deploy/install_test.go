@@ -581,8 +581,9 @@ func unavailable(err error) bool {
 	if apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) || apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsInternalError(err) && strings.Contains(err.Error(), "shutting down") {
 		return true
 	}
+	// A request that gets no answer for 10 s is not brief unavailability.
 	if errors.Is(err, context.DeadlineExceeded) {
-		return true
+		return false
 	}
 	s := err.Error()
 	for _, m := range []string{"connection refused", "connection reset", "EOF", "broken pipe", "503", "no route", "i/o timeout"} {

@@ -13,9 +13,11 @@ import (
 	v1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	v1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	schedulingv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/scheduling/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	topologyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/topology/v1alpha1"
+	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	v1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -34,6 +36,7 @@ import (
 	version "k8s.io/apimachinery/pkg/version"
 	common "k8s.io/kube-openapi/pkg/common"
 	spec "k8s.io/kube-openapi/pkg/validation/spec"
+	ptr "k8s.io/utils/ptr"
 )
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
@@ -104,6 +107,17 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		corev1alpha1.ShardList{}.OpenAPIModelName():                            schema_pkg_apis_core_v1alpha1_ShardList(ref),
 		corev1alpha1.ShardSpec{}.OpenAPIModelName():                            schema_pkg_apis_core_v1alpha1_ShardSpec(ref),
 		corev1alpha1.ShardStatus{}.OpenAPIModelName():                          schema_pkg_apis_core_v1alpha1_ShardStatus(ref),
+		schedulingv1alpha1.AvailableSelectorLabel{}.OpenAPIModelName():         schema_pkg_apis_scheduling_v1alpha1_AvailableSelectorLabel(ref),
+		schedulingv1alpha1.GroupVersionResource{}.OpenAPIModelName():           schema_pkg_apis_scheduling_v1alpha1_GroupVersionResource(ref),
+		schedulingv1alpha1.Location{}.OpenAPIModelName():                       schema_pkg_apis_scheduling_v1alpha1_Location(ref),
+		schedulingv1alpha1.LocationList{}.OpenAPIModelName():                   schema_pkg_apis_scheduling_v1alpha1_LocationList(ref),
+		schedulingv1alpha1.LocationReference{}.OpenAPIModelName():              schema_pkg_apis_scheduling_v1alpha1_LocationReference(ref),
+		schedulingv1alpha1.LocationSpec{}.OpenAPIModelName():                   schema_pkg_apis_scheduling_v1alpha1_LocationSpec(ref),
+		schedulingv1alpha1.LocationStatus{}.OpenAPIModelName():                 schema_pkg_apis_scheduling_v1alpha1_LocationStatus(ref),
+		schedulingv1alpha1.Placement{}.OpenAPIModelName():                      schema_pkg_apis_scheduling_v1alpha1_Placement(ref),
+		schedulingv1alpha1.PlacementList{}.OpenAPIModelName():                  schema_pkg_apis_scheduling_v1alpha1_PlacementList(ref),
+		schedulingv1alpha1.PlacementSpec{}.OpenAPIModelName():                  schema_pkg_apis_scheduling_v1alpha1_PlacementSpec(ref),
+		schedulingv1alpha1.PlacementStatus{}.OpenAPIModelName():                schema_pkg_apis_scheduling_v1alpha1_PlacementStatus(ref),
 		tenancyv1alpha1.APIExportReference{}.OpenAPIModelName():                schema_pkg_apis_tenancy_v1alpha1_APIExportReference(ref),
 		tenancyv1alpha1.VirtualWorkspace{}.OpenAPIModelName():                  schema_pkg_apis_tenancy_v1alpha1_VirtualWorkspace(ref),
 		tenancyv1alpha1.Workspace{}.OpenAPIModelName():                         schema_pkg_apis_tenancy_v1alpha1_Workspace(ref),
@@ -126,6 +140,13 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		topologyv1alpha1.PartitionSetSpec{}.OpenAPIModelName():                 schema_pkg_apis_topology_v1alpha1_PartitionSetSpec(ref),
 		topologyv1alpha1.PartitionSetStatus{}.OpenAPIModelName():               schema_pkg_apis_topology_v1alpha1_PartitionSetStatus(ref),
 		topologyv1alpha1.PartitionSpec{}.OpenAPIModelName():                    schema_pkg_apis_topology_v1alpha1_PartitionSpec(ref),
+		workloadv1alpha1.ResourceToSync{}.OpenAPIModelName():                   schema_pkg_apis_workload_v1alpha1_ResourceToSync(ref),
+		workloadv1alpha1.SyncTarget{}.OpenAPIModelName():                       schema_pkg_apis_workload_v1alpha1_SyncTarget(ref),
+		workloadv1alpha1.SyncTargetList{}.OpenAPIModelName():                   schema_pkg_apis_workload_v1alpha1_SyncTargetList(ref),
+		workloadv1alpha1.SyncTargetSpec{}.OpenAPIModelName():                   schema_pkg_apis_workload_v1alpha1_SyncTargetSpec(ref),
+		workloadv1alpha1.SyncTargetStatus{}.OpenAPIModelName():                 schema_pkg_apis_workload_v1alpha1_SyncTargetStatus(ref),
+		workloadv1alpha1.TunnelWorkspace{}.OpenAPIModelName():                  schema_pkg_apis_workload_v1alpha1_TunnelWorkspace(ref),
+		workloadv1alpha1.VirtualWorkspace{}.OpenAPIModelName():                 schema_pkg_apis_workload_v1alpha1_VirtualWorkspace(ref),
 		v1.ApplyConfiguration{}.OpenAPIModelName():                             schema_k8sio_api_admissionregistration_v1_ApplyConfiguration(ref),
 		v1.AuditAnnotation{}.OpenAPIModelName():                                schema_k8sio_api_admissionregistration_v1_AuditAnnotation(ref),
 		v1.ExpressionWarning{}.OpenAPIModelName():                              schema_k8sio_api_admissionregistration_v1_ExpressionWarning(ref),
@@ -3570,6 +3591,508 @@ func schema_pkg_apis_core_v1alpha1_ShardStatus(ref common.ReferenceCallback) com
 	}
 }
 
+func schema_pkg_apis_scheduling_v1alpha1_AvailableSelectorLabel(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "AvailableSelectorLabel is a label key and its possible values.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"key": {
+						SchemaProps: spec.SchemaProps{
+							Description: "key is the label key.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"values": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "values are the possible values.",
+							MinItems:    ptr.To[int64](1),
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"description": {
+						SchemaProps: spec.SchemaProps{
+							Description: "description describes the label for humans.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"key", "values"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_GroupVersionResource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "GroupVersionResource names a resource.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "group is the API group of the resource.\n\n\nPossible enum values:\n - `\"workload.kcp.io\"` is the group of SyncTargets.",
+							Pattern:     "^(|[a-z0-9]([-a-z0-9]*[a-z0-9](\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?)$",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"workload.kcp.io"},
+						},
+					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "version is the version of the API.\n\n\nPossible enum values:\n - `\"v1alpha1\"` is the version of SyncTargets.",
+							Default:     "",
+							MinLength:   ptr.To[int64](1),
+							Pattern:     "^[a-z][-a-z0-9]*[a-z0-9]$",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"v1alpha1"},
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "resource is the plural name of the resource.\n\n\nPossible enum values:\n - `\"synctargets\"` is the resource of SyncTargets.",
+							Default:     "",
+							MinLength:   ptr.To[int64](1),
+							Pattern:     "^[a-z][-a-z0-9]*[a-z0-9]$",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"synctargets"},
+						},
+					},
+				},
+				Required: []string{"version", "resource"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_Location(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Location is a set of instances of a resource (SyncTargets) chosen by their labels, that Placements select by the Location's own labels. It is owned by a compute service; users see it but do not write it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec holds the desired state.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(schedulingv1alpha1.LocationSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "status counts the Location's instances.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(schedulingv1alpha1.LocationStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			schedulingv1alpha1.LocationSpec{}.OpenAPIModelName(), schedulingv1alpha1.LocationStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_LocationList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LocationList is a list of Locations.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(schedulingv1alpha1.Location{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			schedulingv1alpha1.Location{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_LocationReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LocationReference names a Location in a workspace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"path": {
+						SchemaProps: spec.SchemaProps{
+							Description: "path is the path of the Location's workspace, e.g. root:compute.",
+							Default:     "",
+							Pattern:     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"locationName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "locationName is the name of the Location.",
+							Default:     "",
+							MinLength:   ptr.To[int64](1),
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"path", "locationName"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_LocationSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LocationSpec is the desired state of a Location.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "resource is the resource of the Location's instances.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(schedulingv1alpha1.GroupVersionResource{}.OpenAPIModelName()),
+						},
+					},
+					"description": {
+						SchemaProps: spec.SchemaProps{
+							Description: "description describes the Location for humans.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"availableSelectorLabels": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"key",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "availableSelectorLabels are the labels a Placement may select instances of this Location by.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(schedulingv1alpha1.AvailableSelectorLabel{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"instanceSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "instanceSelector selects the instances of the Location by their labels; without it the Location has no instance.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"resource"},
+			},
+		},
+		Dependencies: []string{
+			schedulingv1alpha1.AvailableSelectorLabel{}.OpenAPIModelName(), schedulingv1alpha1.GroupVersionResource{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_LocationStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LocationStatus counts a Location's instances.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"instances": {
+						SchemaProps: spec.SchemaProps{
+							Description: "instances is how many instances the Location has.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"availableInstances": {
+						SchemaProps: spec.SchemaProps{
+							Description: "availableInstances is how many of them can take workloads.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_Placement(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Placement chooses one Location for the namespaces of its workspace that its namespace selector selects. It is Pending until a Location is selected, then Unbound, and Bound once a namespace uses it (the namespace annotation scheduling.kcp.io/placement). A user writes it; a default one is created when a workspace binds a compute service.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec holds the selection rule.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(schedulingv1alpha1.PlacementSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "status holds the selected Location.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(schedulingv1alpha1.PlacementStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			schedulingv1alpha1.PlacementSpec{}.OpenAPIModelName(), schedulingv1alpha1.PlacementStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_PlacementList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PlacementList is a list of Placements.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(schedulingv1alpha1.Placement{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			schedulingv1alpha1.Placement{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_PlacementSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PlacementSpec is the selection rule of a Placement.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"locationSelectors": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "locationSelectors select a Location by its labels; any of them may match.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.LabelSelector{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"locationResource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "locationResource is the resource of the instances of the Locations to select from.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(schedulingv1alpha1.GroupVersionResource{}.OpenAPIModelName()),
+						},
+					},
+					"namespaceSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "namespaceSelector selects the namespaces of the Placement; without it, none.",
+							Ref:         ref(metav1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"locationWorkspace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "locationWorkspace is the path of the workspace of the Locations; it defaults to the workspace of the compute service's APIExport.",
+							Pattern:     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"locationResource"},
+			},
+		},
+		Dependencies: []string{
+			schedulingv1alpha1.GroupVersionResource{}.OpenAPIModelName(), metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_scheduling_v1alpha1_PlacementStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PlacementStatus is the observed state of a Placement.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "phase is Pending, Unbound or Bound.\n\n\nPossible enum values:\n - `\"Bound\"` : a Location is selected and a namespace uses it.\n - `\"Pending\"` : no Location is selected yet.\n - `\"Unbound\"` : a Location is selected, no namespace uses it.",
+							Default:     "Pending",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Bound", "Pending", "Unbound"},
+						},
+					},
+					"selectedLocation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "selectedLocation is the Location the Placement selected.",
+							Ref:         ref(schedulingv1alpha1.LocationReference{}.OpenAPIModelName()),
+						},
+					},
+					"conditions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions are the current observations of the Placement's state.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(conditionsv1alpha1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			schedulingv1alpha1.LocationReference{}.OpenAPIModelName(), conditionsv1alpha1.Condition{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_tenancy_v1alpha1_APIExportReference(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4510,6 +5033,398 @@ func schema_pkg_apis_topology_v1alpha1_PartitionSpec(ref common.ReferenceCallbac
 		},
 		Dependencies: []string{
 			metav1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_workload_v1alpha1_ResourceToSync(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ResourceToSync is a resource the syncer syncs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group is the API group; \"\" for the core group.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resource is the plural resource name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"versions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "versions are the versions of the resource the physical cluster serves.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"identityHash": {
+						SchemaProps: spec.SchemaProps{
+							Description: "identityHash is the identity of the APIExport the resource comes from; empty for built-in resources.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "state is whether the physical cluster's schema of the resource is compatible with the one in the workspace.\n\n\nPossible enum values:\n - `\"Accepted\"` means the physical cluster can run it.\n - `\"Incompatible\"` means its schemas differ.\n - `\"Pending\"` means the compatibility is not known yet.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Accepted", "Incompatible", "Pending"},
+						},
+					},
+				},
+				Required: []string{"resource", "versions", "identityHash"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_workload_v1alpha1_SyncTarget(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SyncTarget is a physical cluster that runs the workloads of workspaces. One syncer per SyncTarget, running on the physical cluster, syncs the objects scheduled to it down and their status up, and reports its heartbeat here. SyncTargets live in a compute service's workspace, invisible to the users whose workloads they run; Locations group them.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec holds the desired state.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(workloadv1alpha1.SyncTargetSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "status holds what the syncer and the controllers observe.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(workloadv1alpha1.SyncTargetStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			workloadv1alpha1.SyncTargetSpec{}.OpenAPIModelName(), workloadv1alpha1.SyncTargetStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_workload_v1alpha1_SyncTargetList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SyncTargetList is a list of SyncTargets.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(workloadv1alpha1.SyncTarget{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			workloadv1alpha1.SyncTarget{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_workload_v1alpha1_SyncTargetSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SyncTargetSpec is the desired state of a SyncTarget.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"unschedulable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "unschedulable keeps new workloads off the SyncTarget; those already there stay.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"evictAfter": {
+						SchemaProps: spec.SchemaProps{
+							Description: "evictAfter, once past, moves every workload off the SyncTarget.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"supportedAPIExports": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "supportedAPIExports are the APIExports whose resources the SyncTarget can run. An empty path means the SyncTarget's workspace.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(tenancyv1alpha1.APIExportReference{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"cells": {
+						SchemaProps: spec.SchemaProps{
+							Description: "cells are labels naming the cells the SyncTarget belongs to; SyncTargets in the same cells behave as one cluster to workloads.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			tenancyv1alpha1.APIExportReference{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_workload_v1alpha1_SyncTargetStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SyncTargetStatus is the observed state of a SyncTarget.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"allocatable": {
+						SchemaProps: spec.SchemaProps{
+							Description: "allocatable is the resources the physical cluster can give to workloads.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"capacity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "capacity is the total resources of the physical cluster.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"conditions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions are the current observations of the SyncTarget's state.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(conditionsv1alpha1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"syncedResources": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "syncedResources are the resources the syncer syncs, with their compatibility with the physical cluster.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(workloadv1alpha1.ResourceToSync{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"lastSyncerHeartbeatTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "lastSyncerHeartbeatTime is when the syncer last reported that it is alive.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"virtualWorkspaces": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "virtualWorkspaces are the URLs of the syncer and upsyncer virtual workspaces the syncer talks to, one pair per shard.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(workloadv1alpha1.VirtualWorkspace{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"tunnelWorkspaces": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "tunnelWorkspaces are the URLs of the tunnels to the physical cluster.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(workloadv1alpha1.TunnelWorkspace{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			conditionsv1alpha1.Condition{}.OpenAPIModelName(), workloadv1alpha1.ResourceToSync{}.OpenAPIModelName(), workloadv1alpha1.TunnelWorkspace{}.OpenAPIModelName(), workloadv1alpha1.VirtualWorkspace{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_workload_v1alpha1_TunnelWorkspace(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TunnelWorkspace is the URL of a tunnel to the physical cluster.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "url is the URL of the tunnel.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_workload_v1alpha1_VirtualWorkspace(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspace is where a syncer reads and writes a shard's objects.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"syncerURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "syncerURL is the URL of the syncer virtual workspace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"upsyncerURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "upsyncerURL is the URL of the upsyncer virtual workspace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"syncerURL", "upsyncerURL"},
+			},
+		},
 	}
 }
 

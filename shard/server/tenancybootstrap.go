@@ -171,5 +171,9 @@ func (s *Server) bootstrapTenancy(ctx context.Context, loopback *rest.Config) er
 	if err := ensureWorkspaceTypes(ctx, root); err != nil {
 		return err
 	}
-	return ensureShard(ctx, root, s.shardObject())
+	if err := ensureShard(ctx, root, s.shardObject()); err != nil {
+		return err
+	}
+	go s.runComputeExports(ctx, loopback)
+	return nil
 }

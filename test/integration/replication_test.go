@@ -289,7 +289,7 @@ spec:
 		t.Fatal(err)
 	}
 	slices.Sort(all)
-	if want := []string{"other.dev", "shards.core.kcp.io", "tenancy.kcp.io", "topology.kcp.io"}; !slices.Equal(all, want) {
+	if want := []string{"other.dev", "scheduling.kcp.io", "shards.core.kcp.io", "tenancy.kcp.io", "topology.kcp.io", "workload.kcp.io"}; !slices.Equal(all, want) {
 		t.Errorf("exports in the cache: %v, want %v", all, want)
 	}
 }

@@ -48,6 +48,9 @@ type Resource struct {
 	Status bool
 	// PrinterColumns are the additional printer columns (optional).
 	PrinterColumns []apiextensionsv1.CustomResourceColumnDefinition
+	// Adjust, if set, changes the converted schema before it is stored,
+	// for what openapi-gen cannot say, e.g. a pattern on list items.
+	Adjust func(*apiextensionsv1.JSONSchemaProps) error
 }
 
 // Schema returns the APIResourceSchema of r, named
@@ -72,6 +75,11 @@ func Schema(r Resource) (*apisv1alpha1.APIResourceSchema, error) {
 	}
 	if props.Type != "object" {
 		return nil, fmt.Errorf("resource %s.%s: model %s is of type %q, not object", r.Names.Plural, r.Group, r.Model, props.Type)
+	}
+	if r.Adjust != nil {
+		if err := r.Adjust(props); err != nil {
+			return nil, fmt.Errorf("resource %s.%s: adjusting the schema: %w", r.Names.Plural, r.Group, err)
+		}
 	}
 
 	names := *r.Names.DeepCopy()

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/openapi/apischema"
+)
+
+// kcp's transparent multi-cluster APIs are plain APIs as a service: root
+// publishes the APIExports workload.kcp.io (SyncTargets) and
+// scheduling.kcp.io (Locations and Placements) as kcp did, with
+// APIResourceSchemas built from Tessera's Go types, identities made by the
+// APIExport controller, RBAC that lets every user bind them and the
+// maximal permission policy of scheduling.kcp.io (users read, but do not
+// write, the status of Locations and Placements). Their objects are served
+// as bound resources wherever a workspace binds them; unlike
+// tenancy.kcp.io, no WorkspaceType binds them by default, so a workspace
+// that does not use compute pays nothing for them (`kubectl kcp workload
+// sync` and `kubectl kcp bind compute` bind them where they are needed).
+
+// computeExport is one of root's APIExports of the compute APIs.
+type computeExport struct {
+	name      string
+	resources []string // plural.group
+	// maximalPermissionPolicy: the export has a local maximal permission
+	// policy.
+	maximalPermissionPolicy bool
+}
+
+var computeExports = []computeExport{
+	{name: "workload.kcp.io", resources: []string{"synctargets.workload.kcp.io"}},
+	{name: "scheduling.kcp.io", resources: []string{"locations.scheduling.kcp.io", "placements.scheduling.kcp.io"}, maximalPermissionPolicy: true},
+}
+
+// runComputeExports publishes the compute APIs from root in the
+// background: nothing at start waits for them. It retries until it
+// succeeds or ctx ends.
+func (s *Server) runComputeExports(ctx context.Context, loopback *rest.Config) {
+	logger := klog.FromContext(ctx).WithName("compute-exports")
+	_ = wait.PollUntilContextCancel(ctx, wait.Jitter(time.Second, 0.5), true, func(ctx context.Context) (bool, error) {
+		if err := ensureComputeExports(ctx, s.kcpClients.Cluster(logicalcluster.Root), loopback); err != nil {
+			logger.Error(err, "Publishing the compute APIs; retrying")
+			return false, nil
+		}
+		return true, nil
+	})
+}
+
+// ensureComputeExports creates root's APIResourceSchemas, APIExports and
+// RBAC of the compute APIs, or brings the exports' specs back to what they
+// should be.
+func ensureComputeExports(ctx context.Context, root *kcpclient.Clientset, loopback *rest.Config) error {
+	schemaOf := map[string]string{}
+	for _, r := range apischema.Compute() {
+		sch, err := apischema.Schema(r)
+		if err != nil {
+			return fmt.Errorf("building the APIResourceSchema of %s.%s: %w", r.Names.Plural, r.Group, err)
+		}
+		if _, err := root.APIResourceSchemas().Create(ctx, sch, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating APIResourceSchema root:%s: %w", sch.Name, err)
+		}
+		schemaOf[r.Names.Plural+"."+r.Group] = sch.Name
+	}
+	for _, e := range computeExports {
+		desired := &apisv1alpha1.APIExport{ObjectMeta: metav1.ObjectMeta{Name: e.name}}
+		for _, gr := range e.resources {
+			name, ok := schemaOf[gr]
+			if !ok {
+				return fmt.Errorf("no APIResourceSchema for %s of APIExport %s", gr, e.name)
+			}
+			desired.Spec.LatestResourceSchemas = append(desired.Spec.LatestResourceSchemas, name)
+		}
+		if e.maximalPermissionPolicy {
+			desired.Spec.MaximalPermissionPolicy = &apisv1alpha1.MaximalPermissionPolicy{Local: &apisv1alpha1.LocalAPIExportPolicy{}}
+		}
+		if err := ensureExportSpec(ctx, root, desired); err != nil {
+			return err
+		}
+	}
+	cfg := rest.CopyConfig(loopback)
+	cfg.Host += "/clusters/" + string(logicalcluster.Root)
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	roles, bindings := computeRBAC()
+	for i := range roles {
+		if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &roles[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ClusterRole root:%s: %w", roles[i].Name, err)
+		}
+	}
+	for i := range bindings {
+		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &bindings[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ClusterRoleBinding root:%s: %w", bindings[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// ensureExportSpec creates desired or sets its spec, keeping an identity
+// the export has (the APIExport controller fills it in).
+func ensureExportSpec(ctx context.Context, root *kcpclient.Clientset, desired *apisv1alpha1.APIExport) error {
+	existing, err := root.APIExports().Get(ctx, desired.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = root.APIExports().Create(ctx, desired, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("creating APIExport root:%s: %w", desired.Name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading APIExport root:%s: %w", desired.Name, err)
+	}
+	want := desired.Spec.DeepCopy()
+	want.Identity = existing.Spec.Identity
+	if equality.Semantic.DeepEqual(existing.Spec, *want) {
+		return nil
+	}
+	existing.Spec = *want
+	if _, err := root.APIExports().Update(ctx, existing, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating APIExport root:%s: %w", desired.Name, err)
+	}
+	return nil
+}
+
+// computeRBAC is root's RBAC for the compute exports, named as kcp names
+// it: every authenticated user may bind both, and scheduling.kcp.io's
+// maximal permission policy lets consumers do anything with Locations and
+// Placements but only read their status. workload.kcp.io's policy role
+// exists, as in kcp, though the export does not name a policy.
+func computeRBAC() ([]rbacv1.ClusterRole, []rbacv1.ClusterRoleBinding) {
+	all := []string{"*"}
+	read := []string{"get", "list", "watch"}
+	bind := func(export string) rbacv1.PolicyRule {
+		return rbacv1.PolicyRule{APIGroups: []string{apisv1alpha1.SchemeGroupVersion.Group}, Resources: []string{"apiexports"}, ResourceNames: []string{export}, Verbs: []string{"bind"}}
+	}
+	roles := []rbacv1.ClusterRole{
+		{ObjectMeta: metav1.ObjectMeta{Name: "system:kcp:apiexport:workload:bind"}, Rules: []rbacv1.PolicyRule{bind("workload.kcp.io")}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "system:kcp:apiexport:scheduling:bind"}, Rules: []rbacv1.PolicyRule{bind("scheduling.kcp.io")}},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "system:kcp:apiexport:workload:maximal-permission-policy"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"workload.kcp.io"}, Resources: []string{"synctargets", "synctargets/status"}, Verbs: all}},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "system:kcp:apiexport:scheduling:maximal-permission-policy"},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"scheduling.kcp.io"}, Resources: []string{"locations", "placements"}, Verbs: all},
+				{APIGroups: []string{"scheduling.kcp.io"}, Resources: []string{"locations/status", "placements/status"}, Verbs: read},
+			},
+		},
+	}
+	subject := func(name string) []rbacv1.Subject {
+		return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: name}}
+	}
+	ref := func(name string) rbacv1.RoleRef {
+		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}
+	}
+	var bindings []rbacv1.ClusterRoleBinding
+	for _, api := range []string{"workload", "scheduling"} {
+		bindings = append(bindings,
+			rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "system:kcp:authenticated:apiexport:" + api + ":bind"},
+				RoleRef:    ref("system:kcp:apiexport:" + api + ":bind"), Subjects: subject("system:authenticated"),
+			},
+			rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: "system:kcp:authenticated:apiexport:" + api + ":maximal-permission-policy"},
+				RoleRef:    ref("system:kcp:apiexport:" + api + ":maximal-permission-policy"), Subjects: subject(coreBindingGroup),
+			})
+	}
+	return roles, bindings
+}

@@ -84,6 +84,9 @@ type Options struct {
 	// LogicalClusterObjectLimit is the default limit of objects per
 	// logical cluster (objectlimit); zero or less disables it.
 	LogicalClusterObjectLimit int64
+	// SyncTargetHeartbeatThreshold is how old a syncer's heartbeat may be
+	// before its SyncTarget is not Ready (kcp's flag).
+	SyncTargetHeartbeatThreshold time.Duration
 	// LogicalClusterObjectScanInterval is how often objects are counted.
 	LogicalClusterObjectScanInterval time.Duration
 	// OrphanLogicalClusterSweepInterval is how often every logical
@@ -157,6 +160,7 @@ func NewOptions() *Options {
 		AdmissionWebhookClusters:          webhooks.DefaultMaxClusters,
 		LogicalClusterObjectScanInterval:  objectlimit.DefaultScanInterval,
 		OrphanLogicalClusterSweepInterval: 5 * time.Minute,
+		SyncTargetHeartbeatThreshold:      time.Minute,
 		EnablePriorityAndFairness:         true,
 		ShardName:                         "root",
 		EnableHomeWorkspaces:              true,
@@ -212,6 +216,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness, "Share the shard between logical clusters and users with API Priority and Fairness, configured in system:admin; otherwise the max-in-flight limits apply to everyone together.")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "Maximum non-mutating requests in flight; with API Priority and Fairness, this plus --max-mutating-requests-inflight is the shard's concurrency. 0: 50 per CPU.")
 	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "Maximum mutating requests in flight; see --max-requests-inflight. 0: 25 per CPU.")
+	fs.DurationVar(&o.SyncTargetHeartbeatThreshold, "sync-target-heartbeat-threshold", o.SyncTargetHeartbeatThreshold, "How long to wait for a syncer's heartbeat before its SyncTarget is not Ready and its workloads move away.")
 	fs.Int64Var(&o.LogicalClusterObjectLimit, "logical-cluster-total-object-limit", o.LogicalClusterObjectLimit, "Default limit of objects in a logical cluster, other than root and system clusters; creates beyond it get 403. The core.kcp.io/max-total-objects annotation of a LogicalCluster overrides it. 0 disables it.")
 	fs.StringVar(&o.CacheKubeconfig, "cache-kubeconfig", o.CacheKubeconfig, "Kubeconfig of an external cache server (tessera-cache-server's cache.kubeconfig, context \"base\" or a server URL without path). Empty: the root shard embeds the cache server under /services/cache, in its own etcd, and a joining shard uses the root shard's.")
 	fs.DurationVar(&o.OrphanLogicalClusterSweepInterval, "orphan-logical-cluster-sweep-interval", o.OrphanLogicalClusterSweepInterval, "How often every logical cluster owned by a Workspace is checked, and deleted if its Workspace is gone (they are also checked when they appear).")
@@ -290,6 +295,9 @@ func (o CompletedOptions) Validate() []error {
 		if parsed, err := url.Parse(u); err != nil || parsed.Scheme != "https" || parsed.Host == "" {
 			errs = append(errs, fmt.Errorf("%s %q is not an absolute https URL", name, u))
 		}
+	}
+	if o.SyncTargetHeartbeatThreshold <= 0 {
+		errs = append(errs, fmt.Errorf("--sync-target-heartbeat-threshold %v must be positive", o.SyncTargetHeartbeatThreshold))
 	}
 	if o.LogicalClusterObjectScanInterval <= 0 {
 		errs = append(errs, fmt.Errorf("--logical-cluster-object-count-scan-interval %v must be positive", o.LogicalClusterObjectScanInterval))

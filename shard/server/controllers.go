@@ -26,6 +26,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/controllers/apiexport"
 	"github.com/tessera-dev/tessera/shard/controllers/apiexportendpointslice"
 	"github.com/tessera-dev/tessera/shard/controllers/clusterroleaggregation"
+	computectrl "github.com/tessera-dev/tessera/shard/controllers/compute"
 	crdctrl "github.com/tessera-dev/tessera/shard/controllers/crd"
 	"github.com/tessera-dev/tessera/shard/controllers/defaultnamespace"
 	"github.com/tessera-dev/tessera/shard/controllers/garbagecollector"
@@ -157,7 +158,20 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	if err != nil {
 		return fmt.Errorf("PartitionSet controller: %w", err)
 	}
-	s.controllers = append(s.controllers, identities, bindings, slices, binder, partitionSets)
+	// kcp's transparent multi-cluster scheduling, once root's compute
+	// exports have identities.
+	compute := computectrl.New(computectrl.Config{
+		Factory:     s.Informers,
+		Exports:     &s.apiExports,
+		Shards:      &s.shards,
+		Dynamic:     s.dynamicClients,
+		Kube:        kube,
+		ResolvePath: s.resolvePath,
+		PathOf:      s.pathOf,
+
+		HeartbeatThreshold: s.Options.SyncTargetHeartbeatThreshold,
+	})
+	s.controllers = append(s.controllers, identities, bindings, slices, binder, partitionSets, compute)
 	return nil
 }
 

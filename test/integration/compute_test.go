@@ -2,13 +2,20 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
+	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/test/integration/framework"
 )
 
@@ -47,7 +54,7 @@ spec:
     version: v1alpha1
     resource: synctargets
   locationSelectors:
-  - {}
+  - matchLabels: {cloud: nowhere}
   namespaceSelector: {}
 `
 
@@ -68,7 +75,8 @@ spec:
 // TestComputeAPIs: root publishes kcp's transparent multi-cluster APIs as
 // the APIExports workload.kcp.io and scheduling.kcp.io; a workspace serves
 // SyncTargets, Locations and Placements only once it binds them; kubectl
-// shows kcp's printer columns, a Placement starts Pending, the schemas
+// shows kcp's printer columns, a Placement without a matching Location
+// is Pending, the schemas
 // refuse what kcp refuses, and scheduling.kcp.io's maximal permission
 // policy keeps a workspace's own admin from writing a Placement's status.
 func TestComputeAPIs(t *testing.T) {
@@ -110,9 +118,11 @@ func TestComputeAPIs(t *testing.T) {
 	if strings.Join(header, " ") != "NAME LOCATION READY SYNCED API RESOURCES KEY AGE" {
 		t.Errorf("kubectl get synctargets -o wide columns: %v", header)
 	}
-	if got := s.MustKubectl(t, c, "get", "placement", "default", "-o", "jsonpath={.status.phase}"); got != "Pending" {
-		t.Errorf("a new Placement's phase: %q, want Pending", got)
-	}
+	// No Location matches: the Placement stays Pending.
+	eventually(t, 30*time.Second, "the Placement Pending without a matching Location", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl(c, "get", "placement", "default", "-o", `jsonpath={.status.phase} {.status.conditions[?(@.type=="Ready")].reason}`)
+		return out == "Pending LocationNoMatch", err
+	})
 	if got := s.MustKubectl(t, c, "get", "synctarget", "kind", "-o", "jsonpath={.spec.supportedAPIExports[0].path}:{.spec.supportedAPIExports[0].export}"); got != "root:compute:kubernetes" {
 		t.Errorf("the SyncTarget's supportedAPIExports: %q", got)
 	}
@@ -144,4 +154,217 @@ func TestComputeAPIs(t *testing.T) {
 	if got := s.MustKubectl(t, c, "get", "placement", "default", "-o", "jsonpath={.status.phase}"); got != "Pending" {
 		t.Errorf("the Placement's phase after alice's attempt: %q", got)
 	}
+}
+
+var (
+	syncTargetsGVR = schema.GroupVersionResource{Group: "workload.kcp.io", Version: "v1alpha1", Resource: "synctargets"}
+	placementsGVR  = schema.GroupVersionResource{Group: "scheduling.kcp.io", Version: "v1alpha1", Resource: "placements"}
+)
+
+// heartbeats sends a syncer's heartbeats for the named SyncTargets of a
+// cluster every 300ms, until stop is called; stopping one name ends its
+// heartbeats only.
+type heartbeats struct {
+	mu      sync.Mutex
+	stopped map[string]bool
+}
+
+func startHeartbeats(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, names ...string) *heartbeats {
+	h := &heartbeats{stopped: map[string]bool{}}
+	client := dynamicClient(t, s, cluster).Resource(syncTargetsGVR)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			for _, name := range names {
+				h.mu.Lock()
+				stopped := h.stopped[name]
+				h.mu.Unlock()
+				if stopped {
+					continue
+				}
+				patch := fmt.Sprintf(`{"status":{"lastSyncerHeartbeatTime":%q}}`, time.Now().UTC().Format(time.RFC3339))
+				_, _ = client.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return h
+}
+
+func (h *heartbeats) stop(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stopped[name] = true
+}
+
+// TestComputeScheduling plays the seed's placement flow on one shard: a
+// compute workspace holds two SyncTargets with heartbeats and a Location
+// selecting them; a user workspace's Placement selects the Location by its
+// labels in the compute workspace, is Bound once its namespaces are
+// annotated, and schedules one SyncTarget, whose state label
+// (state.workload.kcp.io/<key>=Sync) the namespaces get. When that
+// SyncTarget's heartbeats stop, it turns not Ready after the threshold and
+// the namespaces move to the other one: the old label is marked with
+// deletion.internal.workload.kcp.io/<key> and removed five seconds later.
+// Deleting the Placement unplaces the namespaces.
+func TestComputeScheduling(t *testing.T) {
+	s := framework.StartShard(t, func(o *options.Options) { o.SyncTargetHeartbeatThreshold = 2 * time.Second })
+	root := kcpClient(t, s, logicalcluster.Root)
+	for _, name := range []string{"workload.kcp.io", "scheduling.kcp.io"} {
+		eventually(t, 30*time.Second, "APIExport root:"+name+" with an identity", func(ctx context.Context) (bool, error) {
+			e, err := root.APIExports().Get(ctx, name, metav1.GetOptions{})
+			return err == nil && e.Status.IdentityHash != "", err
+		})
+	}
+	compute := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "compute", nil).Spec.Cluster)
+	app := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "app", nil).Spec.Cluster)
+	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
+	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
+	createBinding(t, s, app, "scheduling.kcp.io", "root", "scheduling.kcp.io")
+	for _, c := range []logicalcluster.Name{compute, app} {
+		waitBound(t, s, c, "scheduling.kcp.io")
+	}
+	waitBound(t, s, compute, "workload.kcp.io")
+
+	applyEventually(t, s, compute, `apiVersion: workload.kcp.io/v1alpha1
+kind: SyncTarget
+metadata:
+  name: eu-1
+  labels: {region: eu}
+---
+apiVersion: workload.kcp.io/v1alpha1
+kind: SyncTarget
+metadata:
+  name: eu-2
+  labels: {region: eu}
+---
+apiVersion: workload.kcp.io/v1alpha1
+kind: SyncTarget
+metadata:
+  name: us-1
+  labels: {region: us}
+---
+apiVersion: scheduling.kcp.io/v1alpha1
+kind: Location
+metadata:
+  name: eu
+  labels: {region: eu}
+spec:
+  resource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
+  instanceSelector:
+    matchLabels: {region: eu}
+`)
+	beats := startHeartbeats(t, s, compute, "eu-1", "eu-2")
+	keys := map[string]string{}
+	for _, name := range []string{"eu-1", "eu-2"} {
+		keys[name] = workloadv1alpha1.ToSyncTargetKey(compute.String(), name)
+		eventually(t, 30*time.Second, "SyncTarget "+name+" Ready with its key", func(ctx context.Context) (bool, error) {
+			out, err := s.Kubectl(compute, "get", "synctarget", name, "-o", `jsonpath={.metadata.labels.internal\.workload\.kcp\.io/key} {.status.conditions[?(@.type=="Ready")].status}`)
+			return out == keys[name]+" True", err
+		})
+	}
+	eventually(t, 30*time.Second, "Location eu with 2 of 2 instances available", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl(compute, "get", "location", "eu", "-o", `jsonpath={.status.instances}/{.status.availableInstances} {.metadata.annotations.scheduling\.kcp\.io/labels}`)
+		return out == "2/2 region=eu", err
+	})
+	if out := s.MustKubectl(t, compute, "get", "synctarget", "us-1", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].reason}`); out != "ErrorHeartbeat" {
+		t.Errorf("a SyncTarget without heartbeats: Ready reason %q", out)
+	}
+
+	s.MustKubectl(t, app, "create", "namespace", "web")
+	applyEventually(t, s, app, `apiVersion: scheduling.kcp.io/v1alpha1
+kind: Placement
+metadata:
+  name: eu
+spec:
+  locationWorkspace: root:compute
+  locationResource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
+  locationSelectors:
+  - matchLabels: {region: eu}
+  namespaceSelector:
+    matchLabels: {kubernetes.io/metadata.name: web}
+`)
+	var first string
+	eventually(t, 30*time.Second, "the Placement Bound to root:compute's eu with a SyncTarget", func(ctx context.Context) (bool, error) {
+		p, err := dynamicClient(t, s, app).Resource(placementsGVR).Get(ctx, "eu", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		loc, _, _ := unstructured.NestedStringMap(p.Object, "status", "selectedLocation")
+		first = p.GetAnnotations()["internal.workload.kcp.io/synctarget"]
+		return phase == "Bound" && loc["path"] == "root:compute" && loc["locationName"] == "eu" && first != "", nil
+	})
+	nsState := func(ctx context.Context) (map[string]string, map[string]string, error) {
+		ns, err := kube(t, s, app).CoreV1().Namespaces().Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		return ns.Labels, ns.Annotations, nil
+	}
+	eventually(t, 30*time.Second, "namespace web synced to the scheduled SyncTarget", func(ctx context.Context) (bool, error) {
+		lbls, ann, err := nsState(ctx)
+		_, placed := ann["scheduling.kcp.io/placement"]
+		return err == nil && placed && lbls["state.workload.kcp.io/"+first] == "Sync", err
+	})
+	// The default namespace is not selected.
+	if ns, err := kube(t, s, app).CoreV1().Namespaces().Get(t.Context(), "default", metav1.GetOptions{}); err != nil || ns.Labels["state.workload.kcp.io/"+first] != "" {
+		t.Errorf("namespace default: %v %v", err, ns.GetLabels())
+	}
+
+	// The scheduled SyncTarget loses its syncer.
+	var dead, alive string
+	for name, key := range keys {
+		if key == first {
+			dead = name
+		} else {
+			alive = name
+		}
+	}
+	beats.stop(dead)
+	eventually(t, 30*time.Second, "SyncTarget "+dead+" not Ready", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl(compute, "get", "synctarget", dead, "-o", `jsonpath={.status.conditions[?(@.type=="HeartbeatHealthy")].reason}`)
+		return out == "ErrorHeartbeat", err
+	})
+	eventually(t, 30*time.Second, "namespace web moving to "+alive, func(ctx context.Context) (bool, error) {
+		lbls, ann, err := nsState(ctx)
+		return err == nil && lbls["state.workload.kcp.io/"+keys[alive]] == "Sync" &&
+			(lbls["state.workload.kcp.io/"+first] == "" || ann["deletion.internal.workload.kcp.io/"+first] != ""), err
+	})
+	eventually(t, 30*time.Second, "the old SyncTarget's label removed after the grace period", func(ctx context.Context) (bool, error) {
+		lbls, ann, err := nsState(ctx)
+		return err == nil && lbls["state.workload.kcp.io/"+first] == "" && ann["deletion.internal.workload.kcp.io/"+first] == "", err
+	})
+	if out := s.MustKubectl(t, compute, "get", "location", "eu", "-o", `jsonpath={.status.instances}/{.status.availableInstances}`); out != "2/1" {
+		t.Errorf("Location eu after losing a syncer: %s", out)
+	}
+
+	// Deleting the Placement unplaces the namespace.
+	s.MustKubectl(t, app, "delete", "placement", "eu")
+	eventually(t, 30*time.Second, "namespace web unplaced", func(ctx context.Context) (bool, error) {
+		lbls, ann, err := nsState(ctx)
+		_, placed := ann["scheduling.kcp.io/placement"]
+		return err == nil && !placed && ann["deletion.internal.workload.kcp.io/"+keys[alive]] != "" && lbls["state.workload.kcp.io/"+keys[alive]] == "Sync", err
+	})
+}
+
+// applyEventually applies manifest in cluster with kubectl, retrying while
+// a just bound resource is not served yet.
+func applyEventually(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, manifest string) {
+	t.Helper()
+	var out string
+	eventually(t, 30*time.Second, "kubectl apply in "+cluster.String(), func(ctx context.Context) (bool, error) {
+		var err error
+		out, err = s.Kubectl(cluster, "apply", "-f", yamlFile(t, "manifest.yaml", manifest))
+		if err != nil {
+			return false, fmt.Errorf("%w: %s", err, out)
+		}
+		return true, nil
+	})
 }

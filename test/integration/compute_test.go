@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -367,4 +369,115 @@ func applyEventually(t *testing.T, s *framework.Shard, cluster logicalcluster.Na
 		}
 		return true, nil
 	})
+}
+
+// TestAPIBindingExtraAnnotations: a binding carries the extra.apis.kcp.io/
+// annotations of its export, as in kcp (a compute service's export marks
+// its bindings so), and follows when they change.
+func TestAPIBindingExtraAnnotations(t *testing.T) {
+	s := framework.StartShard(t)
+	provider, consumer := logicalcluster.Name("provider"), logicalcluster.Name("consumer")
+	createCluster(t, s, provider)
+	createCluster(t, s, consumer)
+	publishCowboys(t, s, provider)
+	s.MustKubectl(t, provider, "annotate", "apiexport", "wildwest.dev", "extra.apis.kcp.io/compute.workload.kcp.io=true", "other=no")
+	createBinding(t, s, consumer, "cowboys", provider.String(), "wildwest.dev")
+	waitBound(t, s, consumer, "cowboys")
+	annotations := func(ctx context.Context) map[string]string {
+		b, err := kcpClient(t, s, consumer).APIBindings().Get(ctx, "cowboys", metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		return b.Annotations
+	}
+	eventually(t, 30*time.Second, "the export's extra annotation on the binding", func(ctx context.Context) (bool, error) {
+		a := annotations(ctx)
+		_, other := a["other"]
+		return a["extra.apis.kcp.io/compute.workload.kcp.io"] == "true" && !other, nil
+	})
+	s.MustKubectl(t, provider, "annotate", "apiexport", "wildwest.dev", "extra.apis.kcp.io/compute.workload.kcp.io-")
+	eventually(t, 30*time.Second, "the extra annotation gone from the binding", func(ctx context.Context) (bool, error) {
+		_, ok := annotations(ctx)["extra.apis.kcp.io/compute.workload.kcp.io"]
+		return !ok, nil
+	})
+}
+
+// TestBindCompute plays the seed's compute quickstart with the real kubectl
+// and Tessera's plugins, the syncer's heartbeats standing in for a
+// physical cluster: a compute workspace holds a SyncTarget, a Location and
+// the compute service's APIExport kubernetes; in a user workspace,
+// `kubectl kcp bind compute root:compute` binds root:scheduling.kcp.io and
+// root:compute:kubernetes, creates a Placement and waits until it is
+// ready; the workspace's namespaces are then synced to the SyncTarget.
+func TestBindCompute(t *testing.T) {
+	s := framework.StartShard(t)
+	plugins := wsPlugin(t)
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(plugins, "kubectl-kcp"), "github.com/tessera-dev/tessera/cmd/kubectl-kcp").CombinedOutput(); err != nil {
+		t.Fatalf("building kubectl-kcp: %v\n%s", err, out)
+	}
+	w := newWSSession(t, s.Kubeconfig, plugins)
+	eventually(t, 30*time.Second, "root's compute exports", func(ctx context.Context) (bool, error) {
+		out, err := w.run("get", "apiexports", "workload.kcp.io", "scheduling.kcp.io", "-o", "jsonpath={.items[*].status.identityHash}")
+		return err == nil && len(strings.Fields(out)) == 2, nil
+	})
+	w.must("ws", "create", "compute", "--enter")
+	w.must("kcp", "bind", "apiexport", "root:workload.kcp.io")
+	w.must("kcp", "bind", "apiexport", "root:scheduling.kcp.io")
+	manifest := yamlFile(t, "compute.yaml", `apiVersion: apis.kcp.io/v1alpha1
+kind: APIExport
+metadata:
+  name: kubernetes
+  annotations:
+    extra.apis.kcp.io/compute.workload.kcp.io: "true"
+spec:
+  latestResourceSchemas: []
+---
+apiVersion: workload.kcp.io/v1alpha1
+kind: SyncTarget
+metadata:
+  name: kind
+spec:
+  supportedAPIExports:
+  - export: kubernetes
+---
+apiVersion: scheduling.kcp.io/v1alpha1
+kind: Location
+metadata:
+  name: default
+spec:
+  resource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
+  instanceSelector: {}
+`)
+	eventually(t, 30*time.Second, "the compute objects", func(ctx context.Context) (bool, error) {
+		_, err := w.run("apply", "-f", manifest)
+		return err == nil, nil
+	})
+	compute := logicalcluster.Name(waitWorkspaceReady(t, s, logicalcluster.Root, "compute").Spec.Cluster)
+	startHeartbeats(t, s, compute, "kind")
+	eventually(t, 30*time.Second, "SyncTarget kind Ready", func(ctx context.Context) (bool, error) {
+		out, err := w.run("get", "synctarget", "kind", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		return err == nil && out == "True", nil
+	})
+
+	w.must("ws", "root")
+	w.must("ws", "create", "app", "--enter")
+	out := w.must("kcp", "bind", "compute", "root:compute")
+	for _, want := range []string{`Binding APIExport "root:scheduling.kcp.io".`, `Binding APIExport "root:compute:kubernetes".`, "is ready."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl kcp bind compute: want %q in\n%s", want, out)
+		}
+	}
+	key := workloadv1alpha1.ToSyncTargetKey(compute.String(), "kind")
+	app := logicalcluster.Name(waitWorkspaceReady(t, s, logicalcluster.Root, "app").Spec.Cluster)
+	eventually(t, 30*time.Second, "namespace default synced to SyncTarget kind", func(ctx context.Context) (bool, error) {
+		ns, err := kube(t, s, app).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+		return err == nil && ns.Labels["state.workload.kcp.io/"+key] == "Sync", err
+	})
+	if out := w.must("get", "placements", "-o", "jsonpath={.items[*].status.phase} {.items[*].status.selectedLocation.path}"); out != "Bound root:compute" {
+		t.Errorf("the Placement: %q", out)
+	}
+	// A second run finds the bindings and the Placement there.
+	if out := w.must("kcp", "bind", "compute", "root:compute"); strings.Contains(out, "Binding APIExport") || !strings.Contains(out, "is ready.") {
+		t.Errorf("kubectl kcp bind compute again:\n%s", out)
+	}
 }

@@ -1,6 +1,7 @@
 // Package bind is the kubectl kcp bind command: `bind apiexport` creates an
 // APIBinding to an APIExport in the current workspace and waits until it is
-// bound, as kcp's does.
+// bound, as kcp's does; `bind compute` binds compute services' exports and
+// creates a Placement, as kcp's TMC plugin did.
 package bind
 
 import (
@@ -13,7 +14,8 @@ import (
 // waits, as kcp's plugin does.
 const pollInterval = 500 * time.Millisecond
 
-// NewCommand returns the bind command with its apiexport subcommand.
+// NewCommand returns the bind command with its apiexport and compute
+// subcommands.
 func NewCommand() *cobra.Command {
 	return newCommand(pollInterval)
 }
@@ -30,7 +32,7 @@ func newCommand(interval time.Duration) *cobra.Command {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newAPIExportCommand(interval))
+	cmd.AddCommand(newAPIExportCommand(interval), newComputeCommand(interval))
 	return cmd
 }
 

@@ -245,6 +245,17 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 		return reconciler.Result{}, err
 	}
 
+	// The export's extra annotations, once bound (an export that went
+	// away leaves them: the binding still serves what it bound).
+	if export := c.boundExport(b); export != nil {
+		if annotations, changed := withExtraAnnotations(b, export); changed {
+			b = b.DeepCopy()
+			b.Annotations = annotations
+			_, err := client.APIBindings().Update(ctx, b, metav1.UpdateOptions{})
+			return reconciler.Result{}, err
+		}
+	}
+
 	unlock := c.lock(key.Cluster)
 	defer unlock()
 	updated := b.DeepCopy()

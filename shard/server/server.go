@@ -28,6 +28,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/admission/crdconversion"
 	"github.com/tessera-dev/tessera/shard/admission/namespacelifecycle"
 	"github.com/tessera-dev/tessera/shard/admission/rbacescalation"
+	"github.com/tessera-dev/tessera/shard/admission/resourcestate"
 	"github.com/tessera-dev/tessera/shard/admission/workspace"
 	authzbootstrap "github.com/tessera-dev/tessera/shard/authorization/bootstrap"
 	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
@@ -198,7 +199,8 @@ func (s *Server) build(ctx context.Context) error {
 		{rbacescalation.PluginName, escalation},
 		{workspace.PluginName, wsAdmission},
 		{apibindingadmission.PluginName, bindAdmission},
-	}, hooks...), namedPlugin{clusterannotation.PluginName, clusterannotation.New()}, quota, limit)...)
+	}, hooks...), namedPlugin{clusterannotation.PluginName, clusterannotation.New()},
+		namedPlugin{resourcestate.PluginName, resourcestate.New(s.Informers.Namespaces(), s.Informers.APIBindings())}, quota, limit)...)
 	if err != nil {
 		return err
 	}

@@ -280,6 +280,14 @@ spec:
 	}
 
 	s.MustKubectl(t, app, "create", "namespace", "web")
+	s.MustKubectl(t, app, "create", "configmap", "before", "-n", "web")
+	s.MustKubectl(t, app, "create", "configmap", "elsewhere", "-n", "default")
+	// A user cannot schedule an object by hand.
+	s.MustKubectl(t, app, "create", "configmap", "sneaky", "-n", "default")
+	s.MustKubectl(t, app, "label", "configmap", "sneaky", "-n", "default", "state.workload.kcp.io/abc=Sync")
+	if out := s.MustKubectl(t, app, "get", "configmap", "sneaky", "-n", "default", "-o", "jsonpath={.metadata.labels}"); strings.Contains(out, "state.workload.kcp.io") {
+		t.Errorf("a state label set by hand on an unplaced object: %s", out)
+	}
 	applyEventually(t, s, app, `apiVersion: scheduling.kcp.io/v1alpha1
 kind: Placement
 metadata:
@@ -315,6 +323,25 @@ spec:
 		_, placed := ann["scheduling.kcp.io/placement"]
 		return err == nil && placed && lbls["state.workload.kcp.io/"+first] == "Sync", err
 	})
+	cmState := func(ctx context.Context, ns, name string) (map[string]string, error) {
+		cm, err := kube(t, s, app).CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return cm.Labels, nil
+	}
+	eventually(t, 30*time.Second, "the existing configmap of web synced too", func(ctx context.Context) (bool, error) {
+		lbls, err := cmState(ctx, "web", "before")
+		return err == nil && lbls["state.workload.kcp.io/"+first] == "Sync", err
+	})
+	// A new object gets the state in its create.
+	s.MustKubectl(t, app, "create", "configmap", "after", "-n", "web")
+	if lbls, err := cmState(t.Context(), "web", "after"); err != nil || lbls["state.workload.kcp.io/"+first] != "Sync" {
+		t.Errorf("a configmap created in a placed namespace: %v %v", err, lbls)
+	}
+	if lbls, err := cmState(t.Context(), "default", "elsewhere"); err != nil || len(lbls) != 0 {
+		t.Errorf("a configmap of an unplaced namespace: %v %v", err, lbls)
+	}
 	// The default namespace is not selected.
 	if ns, err := kube(t, s, app).CoreV1().Namespaces().Get(t.Context(), "default", metav1.GetOptions{}); err != nil || ns.Labels["state.workload.kcp.io/"+first] != "" {
 		t.Errorf("namespace default: %v %v", err, ns.GetLabels())
@@ -342,6 +369,15 @@ spec:
 	eventually(t, 30*time.Second, "the old SyncTarget's label removed after the grace period", func(ctx context.Context) (bool, error) {
 		lbls, ann, err := nsState(ctx)
 		return err == nil && lbls["state.workload.kcp.io/"+first] == "" && ann["deletion.internal.workload.kcp.io/"+first] == "", err
+	})
+	eventually(t, 30*time.Second, "the configmaps of web moved along", func(ctx context.Context) (bool, error) {
+		for _, name := range []string{"before", "after"} {
+			lbls, err := cmState(ctx, "web", name)
+			if err != nil || lbls["state.workload.kcp.io/"+keys[alive]] != "Sync" || lbls["state.workload.kcp.io/"+first] != "" {
+				return false, err
+			}
+		}
+		return true, nil
 	})
 	if out := s.MustKubectl(t, compute, "get", "location", "eu", "-o", `jsonpath={.status.instances}/{.status.availableInstances}`); out != "2/1" {
 		t.Errorf("Location eu after losing a syncer: %s", out)

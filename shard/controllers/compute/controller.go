@@ -185,12 +185,13 @@ func (c *Controller) locationWorkspace(p *schedulingv1alpha1.Placement) (logical
 	return cluster, p.Spec.LocationWorkspace, ok
 }
 
-// controllers builds the four controllers and their event handlers.
+// controllers builds the controllers and their event handlers.
 func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 	st := reconciler.New("compute-synctarget", reconciler.Func(c.reconcileSyncTarget), reconciler.Options{Workers: 2})
 	loc := reconciler.New("compute-location", reconciler.Func(c.reconcileLocation), reconciler.Options{Workers: 2})
 	pl := reconciler.New("compute-placement", reconciler.Func(c.reconcilePlacement), reconciler.Options{Workers: 2})
 	ns := reconciler.New("compute-namespace", reconciler.Func(c.reconcileNamespace), reconciler.Options{Workers: 2})
+	res := reconciler.New("compute-resources", reconciler.Func(c.reconcileResources), reconciler.Options{Workers: 2})
 
 	watches := []struct {
 		ctrl     *reconciler.Controller
@@ -209,13 +210,15 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 		{pl, c.bindings.Informer(), reconciler.EnqueueMappedHandler(pl, func(obj any) []reconciler.Key { return c.inCluster(c.placements, obj) })},
 		{ns, c.namespaces.Informer(), cache.FilteringResourceEventHandler{FilterFunc: c.concernsNamespace, Handler: ns.EnqueueHandler()}},
 		{ns, c.placements.Informer(), reconciler.EnqueueMappedHandler(ns, c.namespacesOfPlacement)},
+		{res, c.namespaces.Informer(), namespaceStateHandler(res)},
+		{res, c.bindings.Informer(), reconciler.EnqueueMappedHandler(res, c.placedNamespacesOf)},
 	}
 	for _, w := range watches {
 		if err := w.ctrl.Watch(w.informer, w.handler); err != nil {
 			return nil, fmt.Errorf("%s: %w", w.ctrl.Name(), err)
 		}
 	}
-	return []*reconciler.Controller{st, loc, pl, ns}, nil
+	return []*reconciler.Controller{st, loc, pl, ns, res}, nil
 }
 
 func keysOf(objs []*unstructured.Unstructured, err error) []reconciler.Key {

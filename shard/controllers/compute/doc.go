@@ -54,7 +54,18 @@
 // with the time (RFC 3339); five seconds later the label and the annotation
 // go, as in kcp.
 //
-// Nothing is started per logical cluster, object or SyncTarget: four
+// # Objects
+//
+// The synced objects of a placed namespace (ConfigMaps, Secrets and the
+// resources of the workspace's compute bindings) follow its state labels
+// and deletion annotations (ApplyNamespaceState): in admission when they
+// are written (package resourcestate), and by a sweep of the namespace's
+// objects when its placement changes. A key the namespace drops stays on
+// an object while a syncer finalizer (workload.kcp.io/syncer-<key>) or a
+// finalizers.workload.kcp.io/<key> annotation holds it, marked with a
+// deletion time, so that the syncer removes the downstream copy first.
+//
+// Nothing is started per logical cluster, object or SyncTarget: five
 // controllers and three informers per shard, whatever the number of
 // workspaces.
 package compute

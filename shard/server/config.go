@@ -39,6 +39,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/storage"
 	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
+	syncervw "github.com/tessera-dev/tessera/virtual/syncer"
 )
 
 // KubernetesVersion is the Kubernetes API version the shard serves.
@@ -207,7 +208,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.ShutdownWatchTerminationGracePeriod = 2 * time.Second
 	longRunning := gc.LongRunningFunc
 	gc.LongRunningFunc = func(r *http.Request, ri *request.RequestInfo) bool {
-		return initializingworkspaces.IsLongRunning(r) || apiexportvw.IsLongRunning(r) || longRunning(r, ri)
+		return initializingworkspaces.IsLongRunning(r) || apiexportvw.IsLongRunning(r) || syncervw.IsLongRunning(r) || longRunning(r, ri)
 	}
 
 	backend := storagebackend.NewDefaultConfig(strings.TrimSuffix(o.EtcdPrefix, "/"), nil)

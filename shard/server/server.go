@@ -41,6 +41,7 @@ import (
 	"github.com/tessera-dev/tessera/shard/storage"
 	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
+	syncervw "github.com/tessera-dev/tessera/virtual/syncer"
 )
 
 // Server is a shard, ready to run.
@@ -66,7 +67,9 @@ type Server struct {
 	virtual http.Handler
 	// apiExportVirtual is the in-process apiexport virtual workspace.
 	apiExportVirtual http.Handler
-	controllers      []runner
+	// syncerVirtual is the in-process syncer virtual workspace.
+	syncerVirtual http.Handler
+	controllers   []runner
 	// embeddedCache is the in-process cache server, nil with an external
 	// one.
 	embeddedCache *cacheserver.Embedded
@@ -275,6 +278,10 @@ func (s *Server) build(ctx context.Context) error {
 			ResolvePath: s.resolvePath,
 			Authorizer:  c.authz.Policy(),
 		})
+		if err != nil {
+			return err
+		}
+		s.syncerVirtual, err = syncervw.New(syncervw.Config{Shard: gc.LoopbackClientConfig, Authorizer: c.authz.Policy()})
 		if err != nil {
 			return err
 		}

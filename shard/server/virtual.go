@@ -7,10 +7,11 @@ import (
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
+	syncervw "github.com/tessera-dev/tessera/virtual/syncer"
 )
 
-// withVirtualWorkspaces sends requests under /services/initializingworkspaces/
-// and /services/apiexport/ at the shard's base URL to the in-process
+// withVirtualWorkspaces sends requests under /services/initializingworkspaces/,
+// /services/apiexport/ and /services/syncer/ at the shard's base URL to the in-process
 // virtual workspaces, after
 // authentication; it authorizes them itself (the shard's authorizer lets
 // them through).
@@ -23,6 +24,10 @@ func (s *Server) withVirtualWorkspaces(handler http.Handler) http.Handler {
 		}
 		if s.apiExportVirtual != nil && cluster.Name == logicalcluster.SystemAdmin && strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix) {
 			s.apiExportVirtual.ServeHTTP(w, req)
+			return
+		}
+		if s.syncerVirtual != nil && cluster.Name == logicalcluster.SystemAdmin && strings.HasPrefix(req.URL.Path, syncervw.PathPrefix) {
+			s.syncerVirtual.ServeHTTP(w, req)
 			return
 		}
 		handler.ServeHTTP(w, req)

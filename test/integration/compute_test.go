@@ -10,10 +10,13 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -515,5 +518,199 @@ spec:
 	// A second run finds the bindings and the Placement there.
 	if out := w.must("kcp", "bind", "compute", "root:compute"); strings.Contains(out, "Binding APIExport") || !strings.Contains(out, "is ready.") {
 		t.Errorf("kubectl kcp bind compute again:\n%s", out)
+	}
+}
+
+// syncerVW returns a dynamic client of the syncer virtual workspace of a
+// SyncTarget, for one cluster or * , authenticated by token only.
+func syncerVW(t *testing.T, s *framework.Shard, stCluster logicalcluster.Name, name, uid, cluster, token string) dynamic.Interface {
+	t.Helper()
+	cfg := &rest.Config{
+		Host:            s.URL + "/services/syncer/" + stCluster.String() + "/" + name + "/" + uid + "/clusters/" + cluster,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAFile: filepath.Join(s.Options.RootDirectory, "certs", "ca.crt")},
+	}
+	c, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+
+// TestSyncerVirtualWorkspace: the syncer virtual workspace of a SyncTarget
+// shows its syncer exactly the objects of its synced resources that are
+// scheduled to it, across workspaces, in lists and watches; the syncer
+// adds and removes its finalizer and nothing else; when the object's
+// namespace is no longer placed there, the syncer sees a
+// deletionTimestamp while its finalizer holds the object, and once it
+// removes the finalizer the object leaves its view. Other users, another
+// UID and unscheduled objects get nothing.
+func TestSyncerVirtualWorkspace(t *testing.T) {
+	s := framework.StartShard(t, withTokens(t, "syncer-token,syncer-kind,syncer-uid", "alice-token,alice,alice-uid"))
+	root := kcpClient(t, s, logicalcluster.Root)
+	for _, name := range []string{"workload.kcp.io", "scheduling.kcp.io"} {
+		eventually(t, 30*time.Second, "APIExport root:"+name+" with an identity", func(ctx context.Context) (bool, error) {
+			e, err := root.APIExports().Get(ctx, name, metav1.GetOptions{})
+			return err == nil && e.Status.IdentityHash != "", err
+		})
+	}
+	compute := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "compute", nil).Spec.Cluster)
+	app := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "app", nil).Spec.Cluster)
+	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
+	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
+	createBinding(t, s, app, "scheduling.kcp.io", "root", "scheduling.kcp.io")
+	waitBound(t, s, compute, "workload.kcp.io")
+	waitBound(t, s, app, "scheduling.kcp.io")
+	applyEventually(t, s, compute, `apiVersion: workload.kcp.io/v1alpha1
+kind: SyncTarget
+metadata:
+  name: kind
+---
+apiVersion: scheduling.kcp.io/v1alpha1
+kind: Location
+metadata:
+  name: default
+spec:
+  resource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
+  instanceSelector: {}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: sync-kind
+rules:
+- apiGroups: [workload.kcp.io]
+  resources: [synctargets]
+  resourceNames: [kind]
+  verbs: [sync]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: sync-kind
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sync-kind}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: syncer-kind}
+`)
+	sts := dynamicClient(t, s, compute).Resource(syncTargetsGVR)
+	if _, err := sts.Patch(t.Context(), "kind", types.MergePatchType,
+		[]byte(`{"status":{"syncedResources":[{"resource":"configmaps","versions":["v1"],"identityHash":"","state":"Accepted"}]}}`), metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+	startHeartbeats(t, s, compute, "kind")
+	st, err := sts.Get(t.Context(), "kind", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, key := string(st.GetUID()), workloadv1alpha1.ToSyncTargetKey(compute.String(), "kind")
+
+	s.MustKubectl(t, app, "create", "namespace", "web")
+	s.MustKubectl(t, app, "create", "configmap", "one", "-n", "web", "--from-literal=a=1")
+	s.MustKubectl(t, app, "create", "configmap", "unplaced", "-n", "default")
+	applyEventually(t, s, app, `apiVersion: scheduling.kcp.io/v1alpha1
+kind: Placement
+metadata:
+  name: web
+spec:
+  locationWorkspace: root:compute
+  locationResource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
+  locationSelectors: [{}]
+  namespaceSelector:
+    matchLabels: {kubernetes.io/metadata.name: web}
+`)
+	all := syncerVW(t, s, compute, "kind", uid, "*", "syncer-token").Resource(configMapsGVR)
+	inApp := syncerVW(t, s, compute, "kind", uid, app.String(), "syncer-token").Resource(configMapsGVR)
+	listed := func(ctx context.Context) ([]string, error) {
+		l, err := all.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, o := range l.Items {
+			out = append(out, logicalcluster.From(&o).String()+"/"+o.GetNamespace()+"/"+o.GetName())
+		}
+		return out, nil
+	}
+	eventually(t, 30*time.Second, "the syncer to see configmap web/one only", func(ctx context.Context) (bool, error) {
+		got, err := listed(ctx)
+		return err == nil && strings.Join(got, ",") == app.String()+"/web/one", err
+	})
+
+	// Others see nothing.
+	if _, err := syncerVW(t, s, compute, "kind", uid, "*", "alice-token").Resource(configMapsGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("alice listing through the syncer virtual workspace: %v", err)
+	}
+	if _, err := syncerVW(t, s, compute, "kind", "not-the-uid", "*", "syncer-token").Resource(configMapsGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("another UID: %v", err)
+	}
+	if _, err := inApp.Namespace("default").Get(t.Context(), "unplaced", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an unscheduled configmap read through the virtual workspace: %v", err)
+	}
+	if _, err := inApp.Namespace("web").Create(t.Context(), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x"}}}, metav1.CreateOptions{}); err == nil {
+		t.Error("the syncer created an upstream object")
+	}
+
+	// A watch sees a new scheduled object.
+	w, err := all.Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	s.MustKubectl(t, app, "create", "configmap", "two", "-n", "web")
+	timeout := time.After(30 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case ev := <-w.ResultChan():
+			if o, ok := ev.Object.(*unstructured.Unstructured); ok && o.GetName() == "two" && o.GetLabels()["state.workload.kcp.io/"+key] == "Sync" {
+				seen = true
+			}
+		case <-timeout:
+			t.Fatal("no watch event of configmap two")
+		}
+	}
+
+	// The syncer holds "one" with its finalizer; its other changes are
+	// dropped.
+	one, err := inApp.Namespace("web").Get(t.Context(), "one", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one.SetFinalizers([]string{"workload.kcp.io/syncer-" + key})
+	_ = unstructured.SetNestedField(one.Object, "changed", "data", "a")
+	if _, err := inApp.Namespace("web").Update(t.Context(), one, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("the syncer adding its finalizer: %v", err)
+	}
+	upstream, err := kube(t, s, app).CoreV1().ConfigMaps("web").Get(t.Context(), "one", metav1.GetOptions{})
+	if err != nil || len(upstream.Finalizers) != 1 || upstream.Data["a"] != "1" {
+		t.Errorf("upstream after the syncer's update: %v %v %v", err, upstream.Finalizers, upstream.Data)
+	}
+
+	// The workspace stops using the Location: the syncer sees a deletion.
+	s.MustKubectl(t, app, "delete", "placement", "web")
+	eventually(t, 30*time.Second, "configmap one shown deleted to the syncer", func(ctx context.Context) (bool, error) {
+		o, err := inApp.Namespace("web").Get(ctx, "one", metav1.GetOptions{})
+		return err == nil && o.GetDeletionTimestamp() != nil, nil
+	})
+	eventually(t, 30*time.Second, "configmap two gone from the syncer's view", func(ctx context.Context) (bool, error) {
+		got, err := listed(ctx)
+		return err == nil && strings.Join(got, ",") == app.String()+"/web/one", err
+	})
+	// The syncer deleted the downstream copy and lets go.
+	one, err = inApp.Namespace("web").Get(t.Context(), "one", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one.SetFinalizers(nil)
+	if _, err := inApp.Namespace("web").Update(t.Context(), one, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("the syncer removing its finalizer: %v", err)
+	}
+	eventually(t, 30*time.Second, "configmap one gone from the syncer's view", func(ctx context.Context) (bool, error) {
+		got, err := listed(ctx)
+		return err == nil && len(got) == 0, err
+	})
+	if upstream, err := kube(t, s, app).CoreV1().ConfigMaps("web").Get(t.Context(), "one", metav1.GetOptions{}); err != nil || len(upstream.Labels) != 0 {
+		t.Errorf("upstream configmap one at the end: %v %v", err, upstream.GetLabels())
 	}
 }

@@ -472,4 +472,44 @@ func TestStandaloneVirtualWorkspacesAdvertised(t *testing.T) {
 	if _, err := dyn.Resource(cowboysGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the shard serves the apiexport virtual workspace in-process with --run-virtual-workspaces=false: %v", err)
 	}
+
+	// A SyncTarget's syncer virtual workspace is advertised at, and served
+	// by, the standalone process too: a user who may not sync the
+	// SyncTarget is refused there, and the shard does not serve it.
+	eventually(t, 30*time.Second, "root's APIExport workload.kcp.io", func(ctx context.Context) (bool, error) {
+		e, err := kcpClient(t, s, logicalcluster.Root).APIExports().Get(ctx, "workload.kcp.io", metav1.GetOptions{})
+		return err == nil && e.Status.IdentityHash != "", nil
+	})
+	createBinding(t, s, provider, "workload.kcp.io", "root", "workload.kcp.io")
+	waitBound(t, s, provider, "workload.kcp.io")
+	applyEventually(t, s, provider, "apiVersion: workload.kcp.io/v1alpha1\nkind: SyncTarget\nmetadata:\n  name: kind\n")
+	var syncerURL string
+	eventually(t, 30*time.Second, "the SyncTarget's syncer URL", func(ctx context.Context) (bool, error) {
+		st, err := dynamicClient(t, s, provider).Resource(syncTargetsGVR).Get(ctx, "kind", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		vws, _, _ := unstructured.NestedSlice(st.Object, "status", "virtualWorkspaces")
+		if len(vws) != 1 {
+			return false, nil
+		}
+		syncerURL, _, _ = unstructured.NestedString(vws[0].(map[string]any), "syncerURL")
+		return syncerURL == vwURL+"/services/syncer/"+string(provider)+"/kind/"+string(st.GetUID()), nil
+	})
+	cfg = vw.tokenConfig("", "reader-token")
+	cfg.Host = syncerURL + "/clusters/*"
+	if dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(configMapsGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("a user who may not sync, at the standalone syncer virtual workspace: %v", err)
+	}
+	cfg = s.Config("")
+	cfg.Host = strings.Replace(syncerURL, vwURL, s.URL, 1) + "/clusters/*"
+	if dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(configMapsGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the shard serves the syncer virtual workspace in-process with --run-virtual-workspaces=false: %v", err)
+	}
 }

@@ -62,6 +62,7 @@ import (
 	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
 	"github.com/tessera-dev/tessera/virtual/options"
+	syncervw "github.com/tessera-dev/tessera/virtual/syncer"
 )
 
 // KubernetesVersion is the Kubernetes version the server reports.
@@ -169,7 +170,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.EffectiveVersion = compatibility.NewEffectiveVersionFromString(KubernetesVersion, "", "")
 	longRunning := gc.LongRunningFunc
 	gc.LongRunningFunc = func(r *http.Request, ri *request.RequestInfo) bool {
-		return initializingworkspaces.IsLongRunning(r) || apiexportvw.IsLongRunning(r) || longRunning(r, ri)
+		return initializingworkspaces.IsLongRunning(r) || apiexportvw.IsLongRunning(r) || syncervw.IsLongRunning(r) || longRunning(r, ri)
 	}
 	c.Generic = gc
 	return c, nil

@@ -30,6 +30,7 @@ import (
 	apiexportvw "github.com/tessera-dev/tessera/virtual/apiexport"
 	"github.com/tessera-dev/tessera/virtual/forward"
 	"github.com/tessera-dev/tessera/virtual/initializingworkspaces"
+	syncervw "github.com/tessera-dev/tessera/virtual/syncer"
 )
 
 // Server is a virtual workspaces server ready to run.
@@ -116,13 +117,17 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	syncer, err := syncervw.New(syncervw.Config{Shard: c.Shard, Authorizer: c.Authorizer})
+	if err != nil {
+		return nil, err
+	}
 	gc.AddReadyzChecks(healthz.NamedCheck("informers-synced", func(*http.Request) error {
 		if !s.synced.Load() {
 			return errors.New("the shard's informers have not synced yet")
 		}
 		return nil
 	}))
-	generic, err := gc.Complete(nil).New("tessera-virtual-workspaces", genericapiserver.NewEmptyDelegateWithCustomHandler(dispatch(s.synced.Load, initializing, apiExport)))
+	generic, err := gc.Complete(nil).New("tessera-virtual-workspaces", genericapiserver.NewEmptyDelegateWithCustomHandler(dispatch(s.synced.Load, initializing, apiExport, syncer)))
 	if err != nil {
 		return nil, err
 	}
@@ -134,13 +139,14 @@ func (c CompletedConfig) New() (*Server, error) {
 // path has; others get a NotFound Status. Until synced holds they get a
 // ServiceUnavailable Status: an informer that has not synced would make
 // exports and logical clusters look missing.
-func dispatch(synced func() bool, initializing, apiExport http.Handler) http.Handler {
+func dispatch(synced func() bool, initializing, apiExport, syncer http.Handler) http.Handler {
 	scheme := runtime.NewScheme()
 	statusVersion := schema.GroupVersion{Version: "v1"}
 	metav1.AddToGroupVersion(scheme, statusVersion)
 	codecs := serializer.NewCodecFactory(scheme).WithoutConversion()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		served := strings.HasPrefix(req.URL.Path, initializingworkspaces.PathPrefix) || strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix)
+		served := strings.HasPrefix(req.URL.Path, initializingworkspaces.PathPrefix) || strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix) ||
+			strings.HasPrefix(req.URL.Path, syncervw.PathPrefix)
 		switch {
 		case served && !synced():
 			responsewriters.ErrorNegotiated(apierrors.NewServiceUnavailable("the virtual workspaces have not read the shard yet"), codecs, statusVersion, w, req)
@@ -148,6 +154,8 @@ func dispatch(synced func() bool, initializing, apiExport http.Handler) http.Han
 			initializing.ServeHTTP(w, req)
 		case strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix):
 			apiExport.ServeHTTP(w, req)
+		case strings.HasPrefix(req.URL.Path, syncervw.PathPrefix):
+			syncer.ServeHTTP(w, req)
 		default:
 			responsewriters.ErrorNegotiated(forward.ErrPathNotFound(), codecs, statusVersion, w, req)
 		}

@@ -165,6 +165,7 @@ func New(cfg Config) (*Controller, error) {
 		logicalClusters: remote,
 		newName:         newClusterName,
 		backoff:         newBackoff(initialBackoff, maxBackoff),
+		written:         newVersions(versionTTL, time.Now),
 	}
 
 	workers := cfg.Workers

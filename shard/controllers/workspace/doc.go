@@ -52,6 +52,17 @@
 // with reason Unavailable (written once), and the Workspace is retried
 // with backoff up to 2m, or at once on an event of its Shard.
 //
+// # Writes
+//
+// A reconcile that writes a Workspace several times is queued again by the
+// events of its first writes and often starts again before the informer
+// shows its last one. A reconcile whose cached Workspace is older than the
+// controller's own last write (or read) of it does nothing but wait for
+// the event of that write, which queues it again: a write based on the old
+// copy could only conflict and cost a read. The resourceVersions this
+// needs are kept only until the cache has caught up, at most a minute
+// (see versions), so that nothing is kept per Workspace.
+//
 // # Unreachable shards
 //
 // Every shard has a circuit breaker. Requests to a shard connect within

@@ -94,6 +94,10 @@ type workspaceReconciler struct {
 	// backoff spaces out polls of logical clusters that are not Ready and
 	// of shards that cannot be reached.
 	backoff *backoff
+	// written holds the newest resourceVersion of each Workspace that
+	// this controller wrote (or read after a conflict) and whose event
+	// the informer may not have delivered yet.
+	written *versions
 }
 
 // reconcile brings the Workspace of key one step further: scheduling,
@@ -102,10 +106,21 @@ func (r *workspaceReconciler) reconcile(ctx context.Context, key reconciler.Key)
 	ws, err := r.getWorkspace(key.Cluster, key.Name)
 	if apierrors.IsNotFound(err) {
 		r.backoff.reset(key)
+		r.written.forget(key)
 		return reconciler.Result{}, nil
 	}
 	if err != nil {
 		return reconciler.Result{}, err
+	}
+	if wait, newer := r.written.newer(key, ws.UID, ws.ResourceVersion); newer {
+		// The cache does not show this controller's own last write yet
+		// (a reconcile that writes several times is typically started
+		// again at once by the events of its first writes): a write
+		// based on it could only conflict. The event of the newer
+		// version brings the key back as soon as the cache has it; the
+		// requeue is a safety net should it never come.
+		klog.FromContext(ctx).V(4).Info("Cache is older than the last write of the workspace, waiting for it", "resourceVersion", ws.ResourceVersion)
+		return reconciler.Result{RequeueAfter: wait}, nil
 	}
 	switch {
 	case ws.DeletionTimestamp != nil:
@@ -546,6 +561,7 @@ func (r *workspaceReconciler) write(ctx context.Context, key reconciler.Key, ws 
 		updated, err := write(ctx, key.Cluster, next)
 		switch {
 		case err == nil:
+			r.written.note(key, updated.UID, updated.ResourceVersion)
 			return updated, nil
 		case apierrors.IsNotFound(err):
 			return nil, nil
@@ -561,6 +577,7 @@ func (r *workspaceReconciler) write(ctx context.Context, key reconciler.Key, ws 
 		case fresh.UID != ws.UID:
 			return nil, nil
 		}
+		r.written.note(key, fresh.UID, fresh.ResourceVersion)
 		current = fresh
 	}
 }

@@ -31,13 +31,20 @@ type fakeWorkspaces struct {
 	rv    int
 	objs  map[reconciler.Key]*tenancyv1alpha1.Workspace
 	stale map[reconciler.Key]*tenancyv1alpha1.Workspace // what the "informer" returns, if set
+	// lag makes the "informer" show the version before the last write.
+	lag  bool
+	prev map[reconciler.Key]*tenancyv1alpha1.Workspace
 	// conflicts is the number of writes to fail with a conflict first.
 	conflicts int
 	writes    int
+	// conflicted counts the writes refused with a conflict, gets the
+	// reads from the server.
+	conflicted, gets int
 }
 
 func newFakeWorkspaces(wss ...*tenancyv1alpha1.Workspace) *fakeWorkspaces {
-	f := &fakeWorkspaces{objs: map[reconciler.Key]*tenancyv1alpha1.Workspace{}, stale: map[reconciler.Key]*tenancyv1alpha1.Workspace{}}
+	f := &fakeWorkspaces{objs: map[reconciler.Key]*tenancyv1alpha1.Workspace{}, stale: map[reconciler.Key]*tenancyv1alpha1.Workspace{},
+		prev: map[reconciler.Key]*tenancyv1alpha1.Workspace{}}
 	for _, ws := range wss {
 		f.rv++
 		ws = ws.DeepCopy()
@@ -53,6 +60,9 @@ func (f *fakeWorkspaces) cached(cluster logicalcluster.Name, name string) (*tena
 	key := reconciler.Key{Cluster: cluster, Name: name}
 	if ws, ok := f.stale[key]; ok {
 		return ws, nil
+	}
+	if ws, ok := f.prev[key]; ok && f.lag {
+		return ws.DeepCopy(), nil
 	}
 	ws, ok := f.objs[key]
 	if !ok {
@@ -73,6 +83,7 @@ func (f *fakeWorkspaces) get(t *testing.T, cluster logicalcluster.Name, name str
 func (f *fakeWorkspaces) Get(_ context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gets++
 	ws, ok := f.objs[reconciler.Key{Cluster: cluster, Name: name}]
 	if !ok {
 		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), name)
@@ -89,6 +100,7 @@ func (f *fakeWorkspaces) write(cluster logicalcluster.Name, ws *tenancyv1alpha1.
 		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), ws.Name)
 	}
 	if f.conflicts > 0 || ws.ResourceVersion != old.ResourceVersion {
+		f.conflicted++
 		if f.conflicts > 0 {
 			f.conflicts--
 			// Someone else wrote meanwhile.
@@ -107,6 +119,7 @@ func (f *fakeWorkspaces) write(cluster logicalcluster.Name, ws *tenancyv1alpha1.
 	f.writes++
 	next.ResourceVersion = strconv.Itoa(f.rv)
 	delete(f.stale, key)
+	f.prev[key] = old.DeepCopy()
 	if next.DeletionTimestamp != nil && len(next.Finalizers) == 0 {
 		delete(f.objs, key)
 		return next.DeepCopy(), nil
@@ -363,6 +376,7 @@ func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 			return n
 		},
 		backoff: newBackoff(initialBackoff, maxBackoff),
+		written: newVersions(versionTTL, time.Now),
 	}
 	return e
 }
@@ -591,6 +605,64 @@ func TestScheduleRetriesConflicts(t *testing.T) {
 	e.reconcile(t, "parent", "team")
 	if got := e.workspaces.get(t, "parent", "team"); got.Spec.Cluster == "" || got.Status.Phase != "Initializing" {
 		t.Errorf("workspace not scheduled through conflicts: %+v", got)
+	}
+}
+
+// TestCacheBehindOwnWrite: a reconcile that starts again before the
+// informer shows the status the previous one wrote (the events of its
+// first writes queue the key again at once) waits for the cache instead
+// of writing what it would compute from the old copy, which could only
+// conflict and cost a read.
+func TestCacheBehindOwnWrite(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "s1", nil)
+	e.names = []logicalcluster.Name{name}
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); ws.Status.Phase != "Initializing" {
+		t.Fatalf("phase = %q after scheduling", ws.Status.Phase)
+	}
+
+	// The cache shows the Workspace scheduled, but not its status yet.
+	e.workspaces.lag = true
+	if ws, _ := e.workspaces.cached("parent", "team"); ws.Spec.Cluster == "" || ws.Status.Phase != "Scheduling" {
+		t.Fatalf("test setup: cached workspace %+v", ws)
+	}
+	writes, gets := e.workspaces.writes, e.workspaces.gets
+	lcGets := e.shards.gets
+	res := e.reconcile(t, "parent", "team")
+	if e.workspaces.conflicted != 0 || e.workspaces.gets != gets || e.workspaces.writes != writes || e.shards.gets != lcGets {
+		t.Errorf("on a cache behind its own write: %d conflicts, %d workspace reads, %d writes, %d logical cluster reads; want none",
+			e.workspaces.conflicted, e.workspaces.gets-gets, e.workspaces.writes-writes, e.shards.gets-lcGets)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > versionTTL {
+		t.Errorf("requeue after %v, want a safety net within %v", res.RequeueAfter, versionTTL)
+	}
+
+	// The cache caught up: following goes on, and nothing is left noted.
+	e.workspaces.lag = false
+	e.shards.setStatus("s1", name, "Ready")
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); ws.Status.Phase != "Ready" || e.workspaces.conflicted != 0 {
+		t.Errorf("phase %q with %d conflicts once the cache caught up", ws.Status.Phase, e.workspaces.conflicted)
+	}
+	e.reconcile(t, "parent", "team")
+	if n := e.r.written.len(); n != 0 {
+		t.Errorf("%d versions still noted once the cache caught up", n)
+	}
+}
+
+// TestCacheBehindAnotherWriter: a cache that is behind a write of someone
+// else is not waited for; the conflict tells.
+func TestCacheBehindAnotherWriter(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "s1", nil)
+	e.names = []logicalcluster.Name{name}
+	e.reconcile(t, "parent", "team")
+	e.r.written.forget(reconciler.Key{Cluster: "parent", Name: "team"})
+	e.workspaces.lag = true
+	e.reconcile(t, "parent", "team")
+	if e.workspaces.conflicted != 1 {
+		t.Errorf("%d conflicts, want the write on the old copy tried", e.workspaces.conflicted)
 	}
 }
 

@@ -112,7 +112,7 @@ func (r *workspaceReconciler) reconcile(ctx context.Context, key reconciler.Key)
 	if err != nil {
 		return reconciler.Result{}, err
 	}
-	if wait, newer := r.written.newer(key, ws.UID, ws.ResourceVersion); newer {
+	if wait, newer := r.written.newer(key, ws.ResourceVersion); newer {
 		// The cache does not show this controller's own last write yet
 		// (a reconcile that writes several times is typically started
 		// again at once by the events of its first writes): a write
@@ -561,7 +561,7 @@ func (r *workspaceReconciler) write(ctx context.Context, key reconciler.Key, ws 
 		updated, err := write(ctx, key.Cluster, next)
 		switch {
 		case err == nil:
-			r.written.note(key, updated.UID, updated.ResourceVersion)
+			r.written.note(key, updated.ResourceVersion)
 			return updated, nil
 		case apierrors.IsNotFound(err):
 			return nil, nil
@@ -577,7 +577,7 @@ func (r *workspaceReconciler) write(ctx context.Context, key reconciler.Key, ws 
 		case fresh.UID != ws.UID:
 			return nil, nil
 		}
-		r.written.note(key, fresh.UID, fresh.ResourceVersion)
+		r.written.note(key, fresh.ResourceVersion)
 		current = fresh
 	}
 }

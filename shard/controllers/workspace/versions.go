@@ -5,8 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/tessera-dev/tessera/pkg/reconciler"
 )
 
@@ -20,7 +18,9 @@ const versionTTL = time.Minute
 // resourceVersion the controller read from or wrote to the server of an
 // object, so that a reconcile can tell that an informer's copy is older
 // than what the controller already knows. resourceVersions are compared as
-// numbers: they are revisions of the shard's one etcd.
+// numbers: they are revisions of the shard's one etcd, and the newer of
+// two versions of one etcd key has the higher one, also when the object
+// was deleted and created again in between (so UIDs do not matter).
 //
 // An entry lives from a write or read until the next reconcile of its key
 // sees an informer copy that has caught up (normally the one the event of
@@ -38,18 +38,17 @@ type versions struct {
 }
 
 type version struct {
-	uid types.UID
-	rv  uint64
-	at  time.Time
+	rv uint64
+	at time.Time
 }
 
 func newVersions(ttl time.Duration, now func() time.Time) *versions {
 	return &versions{ttl: ttl, now: now, entries: map[reconciler.Key]version{}}
 }
 
-// note records that the object of key with uid exists at least at
-// resourceVersion rv. A resourceVersion that does not parse is ignored.
-func (v *versions) note(key reconciler.Key, uid types.UID, rv string) {
+// note records that the object of key exists at least at resourceVersion
+// rv. A resourceVersion that does not parse is ignored.
+func (v *versions) note(key reconciler.Key, rv string) {
 	n, err := strconv.ParseUint(rv, 10, 64)
 	if err != nil {
 		return
@@ -65,17 +64,16 @@ func (v *versions) note(key reconciler.Key, uid types.UID, rv string) {
 		}
 		v.swept = now
 	}
-	if e, ok := v.entries[key]; ok && e.uid == uid && e.rv > n {
+	if e, ok := v.entries[key]; ok && e.rv > n && now.Sub(e.at) < v.ttl {
 		return
 	}
-	v.entries[key] = version{uid: uid, rv: n, at: now}
+	v.entries[key] = version{rv: n, at: now}
 }
 
-// newer tells whether a version of the object of key with uid newer than
-// rv was noted less than ttl ago, and how long that note still counts. An
-// entry that rv has caught up with, of another object (uid), or expired
-// is dropped.
-func (v *versions) newer(key reconciler.Key, uid types.UID, rv string) (time.Duration, bool) {
+// newer tells whether a version of the object of key newer than rv was
+// noted less than ttl ago, and how long that note still counts. An entry
+// that rv has caught up with, or that expired, is dropped.
+func (v *versions) newer(key reconciler.Key, rv string) (time.Duration, bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	e, ok := v.entries[key]
@@ -84,7 +82,7 @@ func (v *versions) newer(key reconciler.Key, uid types.UID, rv string) (time.Dur
 	}
 	n, err := strconv.ParseUint(rv, 10, 64)
 	left := e.at.Add(v.ttl).Sub(v.now())
-	if e.uid != uid || left <= 0 || (err == nil && n >= e.rv) {
+	if left <= 0 || (err == nil && n >= e.rv) {
 		delete(v.entries, key)
 		return 0, false
 	}

@@ -166,6 +166,7 @@ func (f *fakeWorkspaces) Delete(_ context.Context, cluster logicalcluster.Name, 
 type fakeShards struct {
 	mu   sync.Mutex
 	uid  int
+	rv   int // the etcd revision, one for all shards
 	lcs  map[string]map[logicalcluster.Name]*corev1alpha1.LogicalCluster
 	down map[string]bool
 	// keepDeleted keeps deleted LogicalClusters around with a
@@ -190,8 +191,10 @@ func (f *fakeShards) put(shard string, cluster logicalcluster.Name, lc *corev1al
 		f.lcs[shard] = map[logicalcluster.Name]*corev1alpha1.LogicalCluster{}
 	}
 	f.uid++
+	f.rv++
 	lc = lc.DeepCopy()
 	lc.UID = types.UID(fmt.Sprintf("lc-uid-%d", f.uid))
+	lc.ResourceVersion = strconv.Itoa(f.rv)
 	lc.Annotations = withAnnotation(lc.Annotations, logicalcluster.AnnotationKey, cluster.String())
 	f.lcs[shard][cluster] = lc
 }
@@ -210,6 +213,8 @@ func (f *fakeShards) setStatus(shard string, cluster logicalcluster.Name, phase 
 	defer f.mu.Unlock()
 	lc := f.lcs[shard][cluster]
 	lc.Status.Phase, lc.Status.Initializers = phase, initializers
+	f.rv++
+	lc.ResourceVersion = strconv.Itoa(f.rv)
 }
 
 func (f *fakeShards) count() int {
@@ -275,6 +280,8 @@ func (f *fakeShards) Delete(_ context.Context, shard *corev1alpha1.Shard, cluste
 	case f.keepDeleted:
 		now := metav1.Now()
 		lc.DeletionTimestamp = &now
+		f.rv++
+		lc.ResourceVersion = strconv.Itoa(f.rv)
 	default:
 		delete(f.lcs[shard.Name], cluster)
 	}
@@ -306,8 +313,10 @@ type env struct {
 	shardObjs  map[string]*corev1alpha1.Shard
 	names      []logicalcluster.Name
 	// informer: whether getLogicalCluster shows the LogicalClusters of
-	// the local shard (root) as well as the parent's.
+	// the local shard (root) as well as the parent's; lcCache, what it
+	// shows instead of the shard's current copy (nil: nothing).
 	informer bool
+	lcCache  map[logicalcluster.Name]*corev1alpha1.LogicalCluster
 	// parents are the parent LogicalClusters on the server; cachedParents
 	// what the informer shows of them.
 	parents, cachedParents map[logicalcluster.Name]*corev1alpha1.LogicalCluster
@@ -315,6 +324,7 @@ type env struct {
 
 func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 	e := &env{
+		lcCache:    map[logicalcluster.Name]*corev1alpha1.LogicalCluster{},
 		workspaces: newFakeWorkspaces(wss...),
 		shards:     newFakeShards(),
 		shardObjs: map[string]*corev1alpha1.Shard{
@@ -350,6 +360,12 @@ func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 			if lc, ok := e.cachedParents[cluster]; ok {
 				return lc, nil
 			}
+			if lc, ok := e.lcCache[cluster]; ok && e.informer {
+				if lc == nil {
+					return nil, apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), "cluster")
+				}
+				return lc.DeepCopy(), nil
+			}
 			if lc := e.shards.lookup("root", cluster); lc != nil && e.informer {
 				return lc, nil
 			}
@@ -377,6 +393,7 @@ func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 		},
 		backoff: newBackoff(initialBackoff, maxBackoff),
 		written: newVersions(versionTTL, time.Now),
+		read:    newVersions(versionTTL, time.Now),
 	}
 	return e
 }
@@ -819,12 +836,14 @@ func TestReadyWorkspacesAreNotPolled(t *testing.T) {
 		name     string
 		shard    string
 		informer bool
+		deleting bool
 		remove   bool
 		wantGets int
 	}{
 		{name: "remote", shard: "s1"},
 		{name: "local, Ready in the informer", shard: "root", informer: true},
 		{name: "local, not in the informer", shard: "root", wantGets: 1},
+		{name: "local, deleting in the informer", shard: "root", informer: true, deleting: true},
 		{name: "local, gone", shard: "root", informer: true, remove: true, wantGets: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -838,8 +857,9 @@ func TestReadyWorkspacesAreNotPolled(t *testing.T) {
 				t.Fatalf("phase = %q", ws.Status.Phase)
 			}
 			e.informer = tc.informer
-			if tc.remove {
-				// The informer saw a deletion that the workspace has not.
+			if tc.deleting {
+				// The informer saw a deletion that the workspace has not:
+				// it is followed, from the informer.
 				lc := e.shards.lookup(tc.shard, name)
 				now := metav1.Now()
 				lc.DeletionTimestamp = &now
@@ -847,12 +867,112 @@ func TestReadyWorkspacesAreNotPolled(t *testing.T) {
 				e.shards.lcs[tc.shard][name] = lc
 				e.shards.mu.Unlock()
 			}
+			if tc.remove {
+				// The informer no longer shows it: the shard tells.
+				e.shards.mu.Lock()
+				delete(e.shards.lcs[tc.shard], name)
+				e.shards.mu.Unlock()
+			}
 			gets := e.shards.gets
 			e.reconcile(t, "parent", "team")
 			if got := e.shards.gets - gets; got != tc.wantGets {
 				t.Errorf("%d GETs of the logical cluster, want %d", got, tc.wantGets)
 			}
+			if ws := e.workspaces.get(t, "parent", "team"); tc.remove != (ws.DeletionTimestamp != nil) {
+				t.Errorf("workspace deleted: %v, want %v", ws.DeletionTimestamp != nil, tc.remove)
+			}
 		})
+	}
+}
+
+// TestFollowLocalFromInformer: the LogicalCluster of a Workspace on this
+// shard is followed from the informer, without a request.
+func TestFollowLocalFromInformer(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "root", nil)
+	e.names = []logicalcluster.Name{name}
+	e.informer = true
+	e.reconcile(t, "parent", "team")
+
+	for _, step := range []struct {
+		phase        corev1alpha1.LogicalClusterPhaseType
+		initializers []corev1alpha1.LogicalClusterInitializer
+		requeue      bool
+	}{
+		{phase: "Initializing", initializers: []corev1alpha1.LogicalClusterInitializer{"system:owner", "root:universal"}, requeue: true},
+		{phase: "Initializing", initializers: []corev1alpha1.LogicalClusterInitializer{"root:universal"}, requeue: true},
+		{phase: "Ready"},
+	} {
+		e.shards.setStatus("root", name, step.phase, step.initializers...)
+		res := e.reconcile(t, "parent", "team")
+		ws := e.workspaces.get(t, "parent", "team")
+		if ws.Status.Phase != step.phase || fmt.Sprint(ws.Status.Initializers) != fmt.Sprint(step.initializers) {
+			t.Errorf("status %s %v, want %s %v", ws.Status.Phase, ws.Status.Initializers, step.phase, step.initializers)
+		}
+		if (res.RequeueAfter > 0) != step.requeue {
+			t.Errorf("%s: requeue after %v", step.phase, res.RequeueAfter)
+		}
+	}
+	if e.shards.gets != 0 {
+		t.Errorf("%d GETs of a logical cluster the informer shows", e.shards.gets)
+	}
+	if n := e.r.read.len(); n != 0 {
+		t.Errorf("%d versions still noted once the informer caught up", n)
+	}
+}
+
+// TestFollowLocalInformerMiss: a LogicalCluster of this shard the informer
+// does not show (it lags behind the create) is read from the shard, not
+// taken for gone; a copy of the informer older than what the shard
+// answered is not mirrored.
+func TestFollowLocalInformerMiss(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "root", nil)
+	e.names = []logicalcluster.Name{name}
+	e.informer = true
+	e.lcCache[name] = nil
+	e.reconcile(t, "parent", "team")
+	created := e.shards.lookup("root", name)
+
+	// The first initializer is done; the informer shows nothing yet.
+	e.shards.setStatus("root", name, "Initializing", "root:universal")
+	e.reconcile(t, "parent", "team")
+	ws, err := e.workspaces.Get(context.Background(), "parent", "team")
+	if err != nil {
+		t.Fatalf("workspace deleted on an informer miss: %v", err)
+	}
+	if fmt.Sprint(ws.Status.Initializers) != "[root:universal]" || e.shards.gets != 1 {
+		t.Errorf("status.initializers %v after %d GETs, want [root:universal] from one GET", ws.Status.Initializers, e.shards.gets)
+	}
+
+	// The informer shows the LogicalCluster as created: older than what
+	// the shard answered.
+	e.lcCache[name] = created
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); fmt.Sprint(ws.Status.Initializers) != "[root:universal]" {
+		t.Errorf("status.initializers went back to %v from an old copy of the informer", ws.Status.Initializers)
+	}
+
+	// The informer caught up: no more GETs.
+	delete(e.lcCache, name)
+	gets := e.shards.gets
+	e.shards.setStatus("root", name, "Ready")
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); ws.Status.Phase != "Ready" || e.shards.gets != gets {
+		t.Errorf("phase %q after %d more GETs, want Ready from the informer", ws.Status.Phase, e.shards.gets-gets)
+	}
+	if n := e.r.read.len(); n != 0 {
+		t.Errorf("%d versions still noted once the informer caught up", n)
+	}
+
+	// Gone from the informer and from the shard: the shard's word deletes
+	// the workspace.
+	e.shards.mu.Lock()
+	delete(e.shards.lcs["root"], name)
+	e.shards.mu.Unlock()
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); ws.DeletionTimestamp == nil {
+		t.Errorf("workspace kept although the shard says its logical cluster is gone")
 	}
 }
 

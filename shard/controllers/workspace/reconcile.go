@@ -315,7 +315,7 @@ func (r *workspaceReconciler) scheduled(ctx context.Context, key reconciler.Key,
 // follow mirrors the logical cluster of a scheduled Workspace into its
 // status, polling with backoff until it is Ready.
 func (r *workspaceReconciler) follow(ctx context.Context, key reconciler.Key, ws *tenancyv1alpha1.Workspace) (reconciler.Result, error) {
-	if r.settled(ws) {
+	if r.settled(key, ws) {
 		r.backoff.reset(key)
 		return reconciler.Result{}, nil
 	}
@@ -358,14 +358,14 @@ func (r *workspaceReconciler) follow(ctx context.Context, key reconciler.Key, ws
 // keeps a restart, or any update of a Ready Workspace, from reading every
 // logical cluster anew; a change of a local LogicalCluster is still seen
 // through its events.
-func (r *workspaceReconciler) settled(ws *tenancyv1alpha1.Workspace) bool {
+func (r *workspaceReconciler) settled(key reconciler.Key, ws *tenancyv1alpha1.Workspace) bool {
 	if ws.Status.Phase != corev1alpha1.LogicalClusterPhaseReady || !conditionsv1alpha1.IsTrue(ws, tenancyv1alpha1.WorkspaceScheduled) {
 		return false
 	}
 	if r.shardName(ws) != r.localShard {
 		return true
 	}
-	lc, ok := r.cachedLogicalCluster(reconciler.Key{Cluster: logicalcluster.From(ws), Name: ws.Name}, ws)
+	lc, ok := r.cachedLogicalCluster(key, ws)
 	return ok && lc.DeletionTimestamp == nil && lc.Status.Phase == corev1alpha1.LogicalClusterPhaseReady
 }
 

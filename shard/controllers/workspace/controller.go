@@ -65,8 +65,9 @@ type Config struct {
 	ShardName string
 	// ShardConfig returns a config for the shard s: Host is its baseURL
 	// (without /clusters/...), with credentials of system:masters. Every
-	// LogicalCluster is created, read and deleted through it, over HTTPS,
-	// also on the local shard. It is called once per shard and baseURL.
+	// LogicalCluster is created and deleted through it, over HTTPS, also
+	// on the local shard, and read through it unless it is local and the
+	// informer shows it. It is called once per shard and baseURL.
 	ShardConfig func(s *corev1alpha1.Shard) (*rest.Config, error)
 	// Loopback is the admin config of this shard, used to write its
 	// Workspaces (a trailing /clusters/<name> is ignored).
@@ -165,6 +166,8 @@ func New(cfg Config) (*Controller, error) {
 		logicalClusters: remote,
 		newName:         newClusterName,
 		backoff:         newBackoff(initialBackoff, maxBackoff),
+		written:         newVersions(versionTTL, time.Now),
+		read:            newVersions(versionTTL, time.Now),
 	}
 
 	workers := cfg.Workers

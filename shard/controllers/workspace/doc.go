@@ -35,22 +35,38 @@
 // # Following
 //
 // A scheduled Workspace mirrors status.phase, status.initializers and the
-// condition WorkspaceInitialized of its LogicalCluster, read with a GET from
-// its shard, into its status (the registry keeps the label
-// tenancy.kcp.io/phase in step). Until the LogicalCluster is Ready it is
-// read again with exponential backoff (100ms doubling to 10s, reset on
-// progress); no shard is watched. Events of the local LogicalCluster
-// informer enqueue the owning Workspace at once when it lives on this
-// shard, so the common local case is fast. Once Ready, a Workspace reads its
-// LogicalCluster again only when it lives on this shard and the informer
-// shows a change, so that a restart does not read every logical cluster
-// anew. A LogicalCluster that disappears takes its Workspace with it (see
-// LogicalClusterSpec.Owner), but only on the word of its shard: a NotFound
-// status of the API server about that LogicalCluster. A missing Shard
+// condition WorkspaceInitialized of its LogicalCluster into its status
+// (the registry keeps the label tenancy.kcp.io/phase in step). The
+// LogicalCluster of another shard is read with a GET from its shard; until
+// it is Ready it is read again with exponential backoff (100ms doubling to
+// 10s, reset on progress); no other shard is watched. The LogicalCluster
+// of this shard is read from the local LogicalCluster informer, whose
+// events enqueue the owning Workspace at once, without a request; with a
+// GET from the shard only when the informer does not show it owned by the
+// Workspace, or shows a copy older than one the controller got from the
+// server (a create or a GET; the status never goes back). Once Ready, a
+// Workspace reads its LogicalCluster again only when it lives on this
+// shard and the informer shows a change, so that a restart does not read
+// every logical cluster anew. A LogicalCluster that disappears takes its
+// Workspace with it (see LogicalClusterSpec.Owner), but only on the word
+// of its shard: a NotFound status of the API server about that
+// LogicalCluster; a LogicalCluster missing from the informer (which may
+// lag behind its create) is read from the shard. A missing Shard
 // object, an unreachable shard, or a 404 that is not such a status (a
 // wrong baseURL, a proxy) keep the phase and set WorkspaceScheduled False
 // with reason Unavailable (written once), and the Workspace is retried
 // with backoff up to 2m, or at once on an event of its Shard.
+//
+// # Writes
+//
+// A reconcile that writes a Workspace several times is queued again by the
+// events of its first writes and often starts again before the informer
+// shows its last one. A reconcile whose cached Workspace is older than the
+// controller's own last write (or read) of it does nothing but wait for
+// the event of that write, which queues it again: a write based on the old
+// copy could only conflict and cost a read. The resourceVersions this
+// needs are kept only until the cache has caught up, at most a minute
+// (see versions), so that nothing is kept per Workspace.
 //
 // # Unreachable shards
 //

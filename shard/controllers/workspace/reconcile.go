@@ -94,6 +94,15 @@ type workspaceReconciler struct {
 	// backoff spaces out polls of logical clusters that are not Ready and
 	// of shards that cannot be reached.
 	backoff *backoff
+	// written holds the newest resourceVersion of each Workspace that
+	// this controller wrote (or read after a conflict) and whose event
+	// the informer may not have delivered yet.
+	written *versions
+	// read holds, by Workspace, the newest resourceVersion of a
+	// LogicalCluster of this shard that the controller got from the
+	// server (created, or read with a GET) and the informer may not show
+	// yet (see cachedLogicalCluster).
+	read *versions
 }
 
 // reconcile brings the Workspace of key one step further: scheduling,
@@ -102,10 +111,22 @@ func (r *workspaceReconciler) reconcile(ctx context.Context, key reconciler.Key)
 	ws, err := r.getWorkspace(key.Cluster, key.Name)
 	if apierrors.IsNotFound(err) {
 		r.backoff.reset(key)
+		r.written.forget(key)
+		r.read.forget(key)
 		return reconciler.Result{}, nil
 	}
 	if err != nil {
 		return reconciler.Result{}, err
+	}
+	if wait, newer := r.written.newer(key, ws.ResourceVersion); newer {
+		// The cache does not show this controller's own last write yet
+		// (a reconcile that writes several times is typically started
+		// again at once by the events of its first writes): a write
+		// based on it could only conflict. The event of the newer
+		// version brings the key back as soon as the cache has it; the
+		// requeue is a safety net should it never come.
+		klog.FromContext(ctx).V(4).Info("Cache is older than the last write of the workspace, waiting for it", "resourceVersion", ws.ResourceVersion)
+		return reconciler.Result{RequeueAfter: wait}, nil
 	}
 	switch {
 	case ws.DeletionTimestamp != nil:
@@ -152,7 +173,7 @@ func (r *workspaceReconciler) schedule(ctx context.Context, key reconciler.Key, 
 		lc.Annotations[corev1alpha1.LogicalClusterOwnerShardAnnotationKey] = r.localShard
 		created, err := r.logicalClusters.Create(ctx, shard, cluster, lc)
 		if apierrors.IsAlreadyExists(err) {
-			created, err = r.logicalClusters.Get(ctx, shard, cluster)
+			created, err = r.getFromShard(ctx, key, shard, cluster)
 			if err == nil && !ownedBy(created, ws) {
 				logger.V(2).Info("Logical cluster name is taken, choosing another", "logicalCluster", cluster, "shard", shard.Name)
 				rejected = cluster
@@ -173,6 +194,7 @@ func (r *workspaceReconciler) schedule(ctx context.Context, key reconciler.Key, 
 		case err != nil:
 			return r.unavailable(ctx, key, ws, "creating logical cluster %s on shard %s: %v", cluster, shard.Name, err)
 		}
+		r.noteRead(key, shard, created)
 		return r.scheduled(ctx, key, ws, cluster, shard, info, created)
 	}
 	return reconciler.Result{}, fmt.Errorf("no free logical cluster name found in %d attempts", maxScheduleAttempts)
@@ -293,7 +315,7 @@ func (r *workspaceReconciler) scheduled(ctx context.Context, key reconciler.Key,
 // follow mirrors the logical cluster of a scheduled Workspace into its
 // status, polling with backoff until it is Ready.
 func (r *workspaceReconciler) follow(ctx context.Context, key reconciler.Key, ws *tenancyv1alpha1.Workspace) (reconciler.Result, error) {
-	if r.settled(ws) {
+	if r.settled(key, ws) {
 		r.backoff.reset(key)
 		return reconciler.Result{}, nil
 	}
@@ -306,7 +328,12 @@ func (r *workspaceReconciler) follow(ctx context.Context, key reconciler.Key, ws
 		return reconciler.Result{}, fmt.Errorf("getting shard: %w", err)
 	}
 	cluster := logicalcluster.Name(ws.Spec.Cluster)
-	lc, err := r.logicalClusters.Get(ctx, shard, cluster)
+	if lc, ok := r.cachedLogicalCluster(key, ws); ok {
+		return r.mirror(ctx, key, ws, lc)
+	}
+	// Another shard's, or the informer does not show it (yet): only the
+	// shard can tell whether it is gone.
+	lc, err := r.getFromShard(ctx, key, shard, cluster)
 	switch {
 	case isLogicalClusterNotFound(err):
 		// The shard says the LogicalCluster it should have is gone: the
@@ -331,15 +358,61 @@ func (r *workspaceReconciler) follow(ctx context.Context, key reconciler.Key, ws
 // keeps a restart, or any update of a Ready Workspace, from reading every
 // logical cluster anew; a change of a local LogicalCluster is still seen
 // through its events.
-func (r *workspaceReconciler) settled(ws *tenancyv1alpha1.Workspace) bool {
+func (r *workspaceReconciler) settled(key reconciler.Key, ws *tenancyv1alpha1.Workspace) bool {
 	if ws.Status.Phase != corev1alpha1.LogicalClusterPhaseReady || !conditionsv1alpha1.IsTrue(ws, tenancyv1alpha1.WorkspaceScheduled) {
 		return false
 	}
 	if r.shardName(ws) != r.localShard {
 		return true
 	}
+	lc, ok := r.cachedLogicalCluster(key, ws)
+	return ok && lc.DeletionTimestamp == nil && lc.Status.Phase == corev1alpha1.LogicalClusterPhaseReady
+}
+
+// cachedLogicalCluster returns the LogicalCluster of ws from the informer,
+// if it lives on this shard and the informer shows it owned by ws and not
+// older than any copy the controller got from the server. Otherwise the
+// caller asks the shard: a LogicalCluster the informer does not show (it
+// may lag behind a create) is never taken for gone.
+//
+// The status of ws never goes back to an older state of its LogicalCluster
+// this way. It mirrors what the controller last saw of it: the response to
+// its create or to a GET, or a copy of the informer. The informer shows the
+// versions of the LogicalCluster in the order of the shard's etcd, and
+// every response of the server is noted in r.read until the informer has
+// caught up with it (nothing of the informer is used before). The note
+// lasts versionTTL at most: an informer lagging longer than that might show
+// an older state once, which its next event corrects.
+func (r *workspaceReconciler) cachedLogicalCluster(key reconciler.Key, ws *tenancyv1alpha1.Workspace) (*corev1alpha1.LogicalCluster, bool) {
+	if r.shardName(ws) != r.localShard {
+		return nil, false
+	}
 	lc, err := r.getLogicalCluster(logicalcluster.Name(ws.Spec.Cluster))
-	return err == nil && ownedBy(lc, ws) && lc.DeletionTimestamp == nil && lc.Status.Phase == corev1alpha1.LogicalClusterPhaseReady
+	if err != nil || !ownedBy(lc, ws) {
+		return nil, false
+	}
+	if _, newer := r.read.newer(key, lc.ResourceVersion); newer {
+		return nil, false
+	}
+	return lc, true
+}
+
+// getFromShard reads the LogicalCluster of cluster with a GET from shard,
+// noting what it got (see cachedLogicalCluster).
+func (r *workspaceReconciler) getFromShard(ctx context.Context, key reconciler.Key, shard *corev1alpha1.Shard, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+	lc, err := r.logicalClusters.Get(ctx, shard, cluster)
+	if err == nil {
+		r.noteRead(key, shard, lc)
+	}
+	return lc, err
+}
+
+// noteRead notes lc, got from shard, if it is a LogicalCluster of this
+// shard (see cachedLogicalCluster).
+func (r *workspaceReconciler) noteRead(key reconciler.Key, shard *corev1alpha1.Shard, lc *corev1alpha1.LogicalCluster) {
+	if shard.Name == r.localShard {
+		r.read.note(key, lc.ResourceVersion)
+	}
 }
 
 // mirror writes the state of lc into the status of ws (the registry keeps
@@ -546,6 +619,7 @@ func (r *workspaceReconciler) write(ctx context.Context, key reconciler.Key, ws 
 		updated, err := write(ctx, key.Cluster, next)
 		switch {
 		case err == nil:
+			r.written.note(key, updated.ResourceVersion)
 			return updated, nil
 		case apierrors.IsNotFound(err):
 			return nil, nil
@@ -561,6 +635,7 @@ func (r *workspaceReconciler) write(ctx context.Context, key reconciler.Key, ws 
 		case fresh.UID != ws.UID:
 			return nil, nil
 		}
+		r.written.note(key, fresh.ResourceVersion)
 		current = fresh
 	}
 }

@@ -31,13 +31,20 @@ type fakeWorkspaces struct {
 	rv    int
 	objs  map[reconciler.Key]*tenancyv1alpha1.Workspace
 	stale map[reconciler.Key]*tenancyv1alpha1.Workspace // what the "informer" returns, if set
+	// lag makes the "informer" show the version before the last write.
+	lag  bool
+	prev map[reconciler.Key]*tenancyv1alpha1.Workspace
 	// conflicts is the number of writes to fail with a conflict first.
 	conflicts int
 	writes    int
+	// conflicted counts the writes refused with a conflict, gets the
+	// reads from the server.
+	conflicted, gets int
 }
 
 func newFakeWorkspaces(wss ...*tenancyv1alpha1.Workspace) *fakeWorkspaces {
-	f := &fakeWorkspaces{objs: map[reconciler.Key]*tenancyv1alpha1.Workspace{}, stale: map[reconciler.Key]*tenancyv1alpha1.Workspace{}}
+	f := &fakeWorkspaces{objs: map[reconciler.Key]*tenancyv1alpha1.Workspace{}, stale: map[reconciler.Key]*tenancyv1alpha1.Workspace{},
+		prev: map[reconciler.Key]*tenancyv1alpha1.Workspace{}}
 	for _, ws := range wss {
 		f.rv++
 		ws = ws.DeepCopy()
@@ -53,6 +60,9 @@ func (f *fakeWorkspaces) cached(cluster logicalcluster.Name, name string) (*tena
 	key := reconciler.Key{Cluster: cluster, Name: name}
 	if ws, ok := f.stale[key]; ok {
 		return ws, nil
+	}
+	if ws, ok := f.prev[key]; ok && f.lag {
+		return ws.DeepCopy(), nil
 	}
 	ws, ok := f.objs[key]
 	if !ok {
@@ -73,6 +83,7 @@ func (f *fakeWorkspaces) get(t *testing.T, cluster logicalcluster.Name, name str
 func (f *fakeWorkspaces) Get(_ context.Context, cluster logicalcluster.Name, name string) (*tenancyv1alpha1.Workspace, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.gets++
 	ws, ok := f.objs[reconciler.Key{Cluster: cluster, Name: name}]
 	if !ok {
 		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), name)
@@ -89,6 +100,7 @@ func (f *fakeWorkspaces) write(cluster logicalcluster.Name, ws *tenancyv1alpha1.
 		return nil, apierrors.NewNotFound(tenancyv1alpha1.Resource("workspaces"), ws.Name)
 	}
 	if f.conflicts > 0 || ws.ResourceVersion != old.ResourceVersion {
+		f.conflicted++
 		if f.conflicts > 0 {
 			f.conflicts--
 			// Someone else wrote meanwhile.
@@ -107,6 +119,7 @@ func (f *fakeWorkspaces) write(cluster logicalcluster.Name, ws *tenancyv1alpha1.
 	f.writes++
 	next.ResourceVersion = strconv.Itoa(f.rv)
 	delete(f.stale, key)
+	f.prev[key] = old.DeepCopy()
 	if next.DeletionTimestamp != nil && len(next.Finalizers) == 0 {
 		delete(f.objs, key)
 		return next.DeepCopy(), nil
@@ -153,6 +166,7 @@ func (f *fakeWorkspaces) Delete(_ context.Context, cluster logicalcluster.Name, 
 type fakeShards struct {
 	mu   sync.Mutex
 	uid  int
+	rv   int // the etcd revision, one for all shards
 	lcs  map[string]map[logicalcluster.Name]*corev1alpha1.LogicalCluster
 	down map[string]bool
 	// keepDeleted keeps deleted LogicalClusters around with a
@@ -177,8 +191,10 @@ func (f *fakeShards) put(shard string, cluster logicalcluster.Name, lc *corev1al
 		f.lcs[shard] = map[logicalcluster.Name]*corev1alpha1.LogicalCluster{}
 	}
 	f.uid++
+	f.rv++
 	lc = lc.DeepCopy()
 	lc.UID = types.UID(fmt.Sprintf("lc-uid-%d", f.uid))
+	lc.ResourceVersion = strconv.Itoa(f.rv)
 	lc.Annotations = withAnnotation(lc.Annotations, logicalcluster.AnnotationKey, cluster.String())
 	f.lcs[shard][cluster] = lc
 }
@@ -197,6 +213,8 @@ func (f *fakeShards) setStatus(shard string, cluster logicalcluster.Name, phase 
 	defer f.mu.Unlock()
 	lc := f.lcs[shard][cluster]
 	lc.Status.Phase, lc.Status.Initializers = phase, initializers
+	f.rv++
+	lc.ResourceVersion = strconv.Itoa(f.rv)
 }
 
 func (f *fakeShards) count() int {
@@ -262,6 +280,8 @@ func (f *fakeShards) Delete(_ context.Context, shard *corev1alpha1.Shard, cluste
 	case f.keepDeleted:
 		now := metav1.Now()
 		lc.DeletionTimestamp = &now
+		f.rv++
+		lc.ResourceVersion = strconv.Itoa(f.rv)
 	default:
 		delete(f.lcs[shard.Name], cluster)
 	}
@@ -293,8 +313,10 @@ type env struct {
 	shardObjs  map[string]*corev1alpha1.Shard
 	names      []logicalcluster.Name
 	// informer: whether getLogicalCluster shows the LogicalClusters of
-	// the local shard (root) as well as the parent's.
+	// the local shard (root) as well as the parent's; lcCache, what it
+	// shows instead of the shard's current copy (nil: nothing).
 	informer bool
+	lcCache  map[logicalcluster.Name]*corev1alpha1.LogicalCluster
 	// parents are the parent LogicalClusters on the server; cachedParents
 	// what the informer shows of them.
 	parents, cachedParents map[logicalcluster.Name]*corev1alpha1.LogicalCluster
@@ -302,6 +324,7 @@ type env struct {
 
 func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 	e := &env{
+		lcCache:    map[logicalcluster.Name]*corev1alpha1.LogicalCluster{},
 		workspaces: newFakeWorkspaces(wss...),
 		shards:     newFakeShards(),
 		shardObjs: map[string]*corev1alpha1.Shard{
@@ -337,6 +360,12 @@ func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 			if lc, ok := e.cachedParents[cluster]; ok {
 				return lc, nil
 			}
+			if lc, ok := e.lcCache[cluster]; ok && e.informer {
+				if lc == nil {
+					return nil, apierrors.NewNotFound(corev1alpha1.Resource("logicalclusters"), "cluster")
+				}
+				return lc.DeepCopy(), nil
+			}
 			if lc := e.shards.lookup("root", cluster); lc != nil && e.informer {
 				return lc, nil
 			}
@@ -363,6 +392,8 @@ func newEnv(t *testing.T, wss ...*tenancyv1alpha1.Workspace) *env {
 			return n
 		},
 		backoff: newBackoff(initialBackoff, maxBackoff),
+		written: newVersions(versionTTL, time.Now),
+		read:    newVersions(versionTTL, time.Now),
 	}
 	return e
 }
@@ -594,6 +625,64 @@ func TestScheduleRetriesConflicts(t *testing.T) {
 	}
 }
 
+// TestCacheBehindOwnWrite: a reconcile that starts again before the
+// informer shows the status the previous one wrote (the events of its
+// first writes queue the key again at once) waits for the cache instead
+// of writing what it would compute from the old copy, which could only
+// conflict and cost a read.
+func TestCacheBehindOwnWrite(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "s1", nil)
+	e.names = []logicalcluster.Name{name}
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); ws.Status.Phase != "Initializing" {
+		t.Fatalf("phase = %q after scheduling", ws.Status.Phase)
+	}
+
+	// The cache shows the Workspace scheduled, but not its status yet.
+	e.workspaces.lag = true
+	if ws, _ := e.workspaces.cached("parent", "team"); ws.Spec.Cluster == "" || ws.Status.Phase != "Scheduling" {
+		t.Fatalf("test setup: cached workspace %+v", ws)
+	}
+	writes, gets := e.workspaces.writes, e.workspaces.gets
+	lcGets := e.shards.gets
+	res := e.reconcile(t, "parent", "team")
+	if e.workspaces.conflicted != 0 || e.workspaces.gets != gets || e.workspaces.writes != writes || e.shards.gets != lcGets {
+		t.Errorf("on a cache behind its own write: %d conflicts, %d workspace reads, %d writes, %d logical cluster reads; want none",
+			e.workspaces.conflicted, e.workspaces.gets-gets, e.workspaces.writes-writes, e.shards.gets-lcGets)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > versionTTL {
+		t.Errorf("requeue after %v, want a safety net within %v", res.RequeueAfter, versionTTL)
+	}
+
+	// The cache caught up: following goes on, and nothing is left noted.
+	e.workspaces.lag = false
+	e.shards.setStatus("s1", name, "Ready")
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); ws.Status.Phase != "Ready" || e.workspaces.conflicted != 0 {
+		t.Errorf("phase %q with %d conflicts once the cache caught up", ws.Status.Phase, e.workspaces.conflicted)
+	}
+	e.reconcile(t, "parent", "team")
+	if n := e.r.written.len(); n != 0 {
+		t.Errorf("%d versions still noted once the cache caught up", n)
+	}
+}
+
+// TestCacheBehindAnotherWriter: a cache that is behind a write of someone
+// else is not waited for; the conflict tells.
+func TestCacheBehindAnotherWriter(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "s1", nil)
+	e.names = []logicalcluster.Name{name}
+	e.reconcile(t, "parent", "team")
+	e.r.written.forget(reconciler.Key{Cluster: "parent", Name: "team"})
+	e.workspaces.lag = true
+	e.reconcile(t, "parent", "team")
+	if e.workspaces.conflicted != 1 {
+		t.Errorf("%d conflicts, want the write on the old copy tried", e.workspaces.conflicted)
+	}
+}
+
 func TestShardUnavailable(t *testing.T) {
 	e := newEnv(t, newWorkspace("parent", "team"))
 	name := nameOn(t, e, "s1", nil)
@@ -747,12 +836,14 @@ func TestReadyWorkspacesAreNotPolled(t *testing.T) {
 		name     string
 		shard    string
 		informer bool
+		deleting bool
 		remove   bool
 		wantGets int
 	}{
 		{name: "remote", shard: "s1"},
 		{name: "local, Ready in the informer", shard: "root", informer: true},
 		{name: "local, not in the informer", shard: "root", wantGets: 1},
+		{name: "local, deleting in the informer", shard: "root", informer: true, deleting: true},
 		{name: "local, gone", shard: "root", informer: true, remove: true, wantGets: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -766,8 +857,9 @@ func TestReadyWorkspacesAreNotPolled(t *testing.T) {
 				t.Fatalf("phase = %q", ws.Status.Phase)
 			}
 			e.informer = tc.informer
-			if tc.remove {
-				// The informer saw a deletion that the workspace has not.
+			if tc.deleting {
+				// The informer saw a deletion that the workspace has not:
+				// it is followed, from the informer.
 				lc := e.shards.lookup(tc.shard, name)
 				now := metav1.Now()
 				lc.DeletionTimestamp = &now
@@ -775,12 +867,112 @@ func TestReadyWorkspacesAreNotPolled(t *testing.T) {
 				e.shards.lcs[tc.shard][name] = lc
 				e.shards.mu.Unlock()
 			}
+			if tc.remove {
+				// The informer no longer shows it: the shard tells.
+				e.shards.mu.Lock()
+				delete(e.shards.lcs[tc.shard], name)
+				e.shards.mu.Unlock()
+			}
 			gets := e.shards.gets
 			e.reconcile(t, "parent", "team")
 			if got := e.shards.gets - gets; got != tc.wantGets {
 				t.Errorf("%d GETs of the logical cluster, want %d", got, tc.wantGets)
 			}
+			if ws := e.workspaces.get(t, "parent", "team"); tc.remove != (ws.DeletionTimestamp != nil) {
+				t.Errorf("workspace deleted: %v, want %v", ws.DeletionTimestamp != nil, tc.remove)
+			}
 		})
+	}
+}
+
+// TestFollowLocalFromInformer: the LogicalCluster of a Workspace on this
+// shard is followed from the informer, without a request.
+func TestFollowLocalFromInformer(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "root", nil)
+	e.names = []logicalcluster.Name{name}
+	e.informer = true
+	e.reconcile(t, "parent", "team")
+
+	for _, step := range []struct {
+		phase        corev1alpha1.LogicalClusterPhaseType
+		initializers []corev1alpha1.LogicalClusterInitializer
+		requeue      bool
+	}{
+		{phase: "Initializing", initializers: []corev1alpha1.LogicalClusterInitializer{"system:owner", "root:universal"}, requeue: true},
+		{phase: "Initializing", initializers: []corev1alpha1.LogicalClusterInitializer{"root:universal"}, requeue: true},
+		{phase: "Ready"},
+	} {
+		e.shards.setStatus("root", name, step.phase, step.initializers...)
+		res := e.reconcile(t, "parent", "team")
+		ws := e.workspaces.get(t, "parent", "team")
+		if ws.Status.Phase != step.phase || fmt.Sprint(ws.Status.Initializers) != fmt.Sprint(step.initializers) {
+			t.Errorf("status %s %v, want %s %v", ws.Status.Phase, ws.Status.Initializers, step.phase, step.initializers)
+		}
+		if (res.RequeueAfter > 0) != step.requeue {
+			t.Errorf("%s: requeue after %v", step.phase, res.RequeueAfter)
+		}
+	}
+	if e.shards.gets != 0 {
+		t.Errorf("%d GETs of a logical cluster the informer shows", e.shards.gets)
+	}
+	if n := e.r.read.len(); n != 0 {
+		t.Errorf("%d versions still noted once the informer caught up", n)
+	}
+}
+
+// TestFollowLocalInformerMiss: a LogicalCluster of this shard the informer
+// does not show (it lags behind the create) is read from the shard, not
+// taken for gone; a copy of the informer older than what the shard
+// answered is not mirrored.
+func TestFollowLocalInformerMiss(t *testing.T) {
+	e := newEnv(t, newWorkspace("parent", "team"))
+	name := nameOn(t, e, "root", nil)
+	e.names = []logicalcluster.Name{name}
+	e.informer = true
+	e.lcCache[name] = nil
+	e.reconcile(t, "parent", "team")
+	created := e.shards.lookup("root", name)
+
+	// The first initializer is done; the informer shows nothing yet.
+	e.shards.setStatus("root", name, "Initializing", "root:universal")
+	e.reconcile(t, "parent", "team")
+	ws, err := e.workspaces.Get(context.Background(), "parent", "team")
+	if err != nil {
+		t.Fatalf("workspace deleted on an informer miss: %v", err)
+	}
+	if fmt.Sprint(ws.Status.Initializers) != "[root:universal]" || e.shards.gets != 1 {
+		t.Errorf("status.initializers %v after %d GETs, want [root:universal] from one GET", ws.Status.Initializers, e.shards.gets)
+	}
+
+	// The informer shows the LogicalCluster as created: older than what
+	// the shard answered.
+	e.lcCache[name] = created
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); fmt.Sprint(ws.Status.Initializers) != "[root:universal]" {
+		t.Errorf("status.initializers went back to %v from an old copy of the informer", ws.Status.Initializers)
+	}
+
+	// The informer caught up: no more GETs.
+	delete(e.lcCache, name)
+	gets := e.shards.gets
+	e.shards.setStatus("root", name, "Ready")
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); ws.Status.Phase != "Ready" || e.shards.gets != gets {
+		t.Errorf("phase %q after %d more GETs, want Ready from the informer", ws.Status.Phase, e.shards.gets-gets)
+	}
+	if n := e.r.read.len(); n != 0 {
+		t.Errorf("%d versions still noted once the informer caught up", n)
+	}
+
+	// Gone from the informer and from the shard: the shard's word deletes
+	// the workspace.
+	e.shards.mu.Lock()
+	delete(e.shards.lcs["root"], name)
+	e.shards.mu.Unlock()
+	e.reconcile(t, "parent", "team")
+	if ws := e.workspaces.get(t, "parent", "team"); ws.DeletionTimestamp == nil {
+		t.Errorf("workspace kept although the shard says its logical cluster is gone")
 	}
 }
 

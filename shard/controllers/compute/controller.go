@@ -22,6 +22,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/reconciler"
+	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
 )
 
 // The exports whose resources the controllers follow, in root.
@@ -89,14 +90,18 @@ func New(cfg Config) *Controller {
 // Name names the controller in logs.
 func (c *Controller) Name() string { return "compute" }
 
-// Run waits for the identities of root's workload.kcp.io and
-// scheduling.kcp.io, starts the informers of their resources and runs the
-// controllers until ctx is done.
+// Run waits until a logical cluster of the shard binds root's
+// workload.kcp.io or scheduling.kcp.io and both have identities, then
+// starts the informers of their resources and runs the controllers until
+// ctx is done. A shard on which no workspace uses compute runs none of it.
 func (c *Controller) Run(ctx context.Context) error {
 	logger := klog.FromContext(ctx).WithName("compute")
 	ctx = klog.NewContext(ctx, logger)
 	var workloadID, schedulingID string
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		if !c.computeBound() {
+			return false, nil
+		}
 		workloadID, schedulingID = c.identity(workloadExport), c.identity(schedulingExport)
 		return workloadID != "" && schedulingID != "", nil
 	})
@@ -131,6 +136,18 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 	}
 	return first
+}
+
+// computeBound tells whether a binding of the shard is bound to root's
+// workload.kcp.io or scheduling.kcp.io (an index lookup).
+func (c *Controller) computeBound() bool {
+	for _, name := range []string{workloadExport, schedulingExport} {
+		objs, err := c.bindings.Informer().GetIndexer().ByIndex(apibinding.ByExport, apibinding.ExportKey(logicalcluster.Root, name))
+		if err == nil && len(objs) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // identity returns the identity hash of root's export name, "" until it

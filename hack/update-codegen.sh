@@ -118,6 +118,31 @@ go tool openapi-gen \
     "${UPSTREAM_OPENAPI_PKGS[@]}" \
     "${OPENAPI_PKGS[@]}"
 
+# The workload APIs of the compute service's APIExport "kubernetes"
+# (deployments, ingresses; services, pods and endpoints are core/v1, above)
+# have definitions of their own, read only when their APIResourceSchemas
+# are built (package apischema), so that the shard's OpenAPI does not carry
+# them.
+WORKLOADS_DIR="${OPENAPI_DIR}/workloads"
+WORKLOADS_PKGS=(k8s.io/api/apps/v1 k8s.io/api/networking/v1)
+rm -f "${WORKLOADS_DIR}/zz_generated.openapi.go"
+mkdir -p "${WORKLOADS_DIR}"
+workloads_readonly=()
+for pkg in "${WORKLOADS_PKGS[@]}"; do
+    workloads_readonly+=(--readonly-pkg "${pkg}")
+done
+echo "openapi-gen: ${WORKLOADS_PKGS[*]} -> ${WORKLOADS_DIR}"
+go tool openapi-gen \
+    -v "${VERBOSE}" \
+    --go-header-file "${BOILERPLATE}" \
+    --output-dir "${WORKLOADS_DIR}" \
+    --output-pkg "${OPENAPI_PKG}/workloads" \
+    --output-file zz_generated.openapi.go \
+    --output-model-name-file zz_generated.model_name.go \
+    --report-filename /dev/null \
+    "${workloads_readonly[@]}" \
+    "${WORKLOADS_PKGS[@]}"
+
 # Upstream types have known API rule violations (Kubernetes keeps its own
 # list of exceptions). Ours may only have those listed in
 # hack/api-rule-violations.list, where kcp wire compatibility forces them

@@ -266,7 +266,7 @@ func newStrategyParts(b *crdBuild, v *apiextensionsv1.CustomResourceDefinitionVe
 // added by addStatusScopes.
 func (h *Handler) addScopes(b *crdBuild, vs *versionState, v *apiextensionsv1.CustomResourceDefinitionVersion,
 	parameterScheme *runtime.Scheme, typer runtime.ObjectTyper, resource schema.GroupVersionResource, kind schema.GroupVersionKind) error {
-	ns := newNegotiatedSerializer(h.scheme, typer, b.safeConverter, b.schemas)
+	ns := newNegotiatedSerializer(h.scheme, typer, b.safeConverter, b.schemas, kind)
 	scope := handlers.RequestScope{
 		Namer:                    handlers.ContextBasedNaming{Namer: meta.NewAccessor(), ClusterScoped: b.clusterScoped},
 		Serializer:               ns,

@@ -126,7 +126,7 @@ func TestMediaTypes(t *testing.T) {
 }
 
 func TestNilDecoder(t *testing.T) {
-	ns := newNegotiatedSerializer(newScheme(), newObjectTyper(newScheme()), nil, &crdSchemas{})
+	ns := newNegotiatedSerializer(newScheme(), newObjectTyper(newScheme()), nil, &crdSchemas{}, schema.GroupVersionKind{})
 	_, _, err := ns.DecoderToVersion(nil, schema.GroupVersion{Group: "example.com", Version: "v1"}).Decode([]byte("{}"), nil, &unstructured.Unstructured{})
 	if err == nil || !strings.Contains(err.Error(), "accepted media types include: application/json") {
 		t.Errorf("decode with no decoder: err = %v, want an unsupported media type", err)

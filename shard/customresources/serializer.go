@@ -62,16 +62,20 @@ func (t objectTyper) Recognizes(gvk schema.GroupVersionKind) bool {
 // negotiatedSerializer serves one version of a custom resource in JSON and
 // YAML (CBOR when the CBORServingAndStorage feature is on); protobuf only
 // for the meta kinds (Table, PartialObjectMetadata) that the endpoint
-// handlers produce. Decoding prunes, coerces metadata and defaults by the
+// handlers produce, and for the objects of a resource of a Kubernetes kind. Decoding prunes, coerces metadata and defaults by the
 // CRD's schema.
 type negotiatedSerializer struct {
 	scheme     *runtime.Scheme
 	converter  runtime.ObjectConvertor
 	schemas    *crdSchemas
 	mediaTypes []runtime.SerializerInfo
+	// builtin: the resource is of a Kubernetes kind, and its objects go in
+	// protobuf too (see builtinProtobuf).
+	builtin bool
 }
 
-func newNegotiatedSerializer(scheme *runtime.Scheme, typer runtime.ObjectTyper, converter runtime.ObjectConvertor, schemas *crdSchemas) negotiatedSerializer {
+// newNegotiatedSerializer returns the serializer of a resource of kind.
+func newNegotiatedSerializer(scheme *runtime.Scheme, typer runtime.ObjectTyper, converter runtime.ObjectConvertor, schemas *crdSchemas, kind schema.GroupVersionKind) negotiatedSerializer {
 	creator := unstructuredCreator{}
 	jsonSerializer := func(o json.SerializerOptions) *json.Serializer {
 		return json.NewSerializerWithOptions(json.DefaultMetaFactory, creator, typer, o)
@@ -110,20 +114,30 @@ func newNegotiatedSerializer(scheme *runtime.Scheme, typer runtime.ObjectTyper, 
 			},
 		},
 	}
+	builtin := isBuiltinKind(kind)
+	if builtin {
+		for i := range mediaTypes {
+			if pb := &mediaTypes[i]; pb.MediaType == runtime.ContentTypeProtobuf {
+				typed := newBuiltinProtobuf(kind, pb.Serializer)
+				pb.Serializer, pb.StrictSerializer = typed, typed
+			}
+		}
+	}
 	if utilfeature.DefaultFeatureGate.Enabled(features.CBORServingAndStorage) {
 		mediaTypes = append(mediaTypes, cbor.NewSerializerInfo(creator, typer))
 	}
-	return negotiatedSerializer{scheme: scheme, converter: converter, schemas: schemas, mediaTypes: mediaTypes}
+	return negotiatedSerializer{scheme: scheme, converter: converter, schemas: schemas, mediaTypes: mediaTypes, builtin: builtin}
 }
 
 func (s negotiatedSerializer) SupportedMediaTypes() []runtime.SerializerInfo { return s.mediaTypes }
 
 // standardSerializers are the media types custom resources themselves can
-// be served in: all but protobuf.
+// be served in: all but protobuf, unless the resource is of a Kubernetes
+// kind.
 func (s negotiatedSerializer) standardSerializers() []runtime.SerializerInfo {
 	var out []runtime.SerializerInfo
 	for _, info := range s.mediaTypes {
-		if info.MediaType != runtime.ContentTypeProtobuf {
+		if info.MediaType != runtime.ContentTypeProtobuf || s.builtin {
 			out = append(out, info)
 		}
 	}

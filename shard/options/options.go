@@ -87,6 +87,9 @@ type Options struct {
 	// SyncTargetHeartbeatThreshold is how old a syncer's heartbeat may be
 	// before its SyncTarget is not Ready (kcp's flag).
 	SyncTargetHeartbeatThreshold time.Duration
+	// BatteriesIncluded are the optional parts the root shard sets up
+	// (kcp's flag): BatteryRootComputeWorkspace.
+	BatteriesIncluded []string
 	// LogicalClusterObjectScanInterval is how often objects are counted.
 	LogicalClusterObjectScanInterval time.Duration
 	// OrphanLogicalClusterSweepInterval is how often every logical
@@ -216,6 +219,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness, "Share the shard between logical clusters and users with API Priority and Fairness, configured in system:admin; otherwise the max-in-flight limits apply to everyone together.")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "Maximum non-mutating requests in flight; with API Priority and Fairness, this plus --max-mutating-requests-inflight is the shard's concurrency. 0: 50 per CPU.")
 	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "Maximum mutating requests in flight; see --max-requests-inflight. 0: 25 per CPU.")
+	fs.StringSliceVar(&o.BatteriesIncluded, "batteries-included", o.BatteriesIncluded, "Optional parts the root shard sets up, comma separated: "+BatteryRootComputeWorkspace+" (the workspace root:compute with the APIExport kubernetes of Deployments, Services, Ingresses, Pods and Endpoints, as kcp's).")
 	fs.DurationVar(&o.SyncTargetHeartbeatThreshold, "sync-target-heartbeat-threshold", o.SyncTargetHeartbeatThreshold, "How long to wait for a syncer's heartbeat before its SyncTarget is not Ready and its workloads move away.")
 	fs.Int64Var(&o.LogicalClusterObjectLimit, "logical-cluster-total-object-limit", o.LogicalClusterObjectLimit, "Default limit of objects in a logical cluster, other than root and system clusters; creates beyond it get 403. The core.kcp.io/max-total-objects annotation of a LogicalCluster overrides it. 0 disables it.")
 	fs.StringVar(&o.CacheKubeconfig, "cache-kubeconfig", o.CacheKubeconfig, "Kubeconfig of an external cache server (tessera-cache-server's cache.kubeconfig, context \"base\" or a server URL without path). Empty: the root shard embeds the cache server under /services/cache, in its own etcd, and a joining shard uses the root shard's.")
@@ -244,6 +248,10 @@ type CompletedOptions struct {
 }
 
 // Complete fills in derived defaults.
+// BatteryRootComputeWorkspace is the battery of the workspace root:compute
+// and its APIExport kubernetes (see --batteries-included).
+const BatteryRootComputeWorkspace = "root-compute-workspace"
+
 func (o *Options) Complete() (CompletedOptions, error) {
 	root, err := filepath.Abs(o.RootDirectory)
 	if err != nil {
@@ -294,6 +302,11 @@ func (o CompletedOptions) Validate() []error {
 	for name, u := range map[string]string{"--shard-base-url": o.ShardBaseURL, "--shard-external-url": o.ShardExternalURL, "--shard-virtual-workspace-url": o.ShardVirtualWorkspaceURL} {
 		if parsed, err := url.Parse(u); err != nil || parsed.Scheme != "https" || parsed.Host == "" {
 			errs = append(errs, fmt.Errorf("%s %q is not an absolute https URL", name, u))
+		}
+	}
+	for _, b := range o.BatteriesIncluded {
+		if b != BatteryRootComputeWorkspace {
+			errs = append(errs, fmt.Errorf("--batteries-included: unknown battery %q (known: %s)", b, BatteryRootComputeWorkspace))
 		}
 	}
 	if o.SyncTargetHeartbeatThreshold <= 0 {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -15,9 +16,13 @@ import (
 	"k8s.io/klog/v2"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
+	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/openapi/apischema"
+	"github.com/tessera-dev/tessera/shard/options"
 )
 
 // kcp's transparent multi-cluster APIs are plain APIs as a service: root
@@ -55,6 +60,12 @@ func (s *Server) runComputeExports(ctx context.Context, loopback *rest.Config) {
 		if err := ensureComputeExports(ctx, s.kcpClients.Cluster(logicalcluster.Root), loopback); err != nil {
 			logger.Error(err, "Publishing the compute APIs; retrying")
 			return false, nil
+		}
+		if slices.Contains(s.Options.BatteriesIncluded, options.BatteryRootComputeWorkspace) {
+			if err := s.ensureComputeWorkspace(ctx, loopback); err != nil {
+				logger.Error(err, "Setting up root:compute; retrying")
+				return false, nil
+			}
 		}
 		return true, nil
 	})
@@ -182,4 +193,116 @@ func computeRBAC() ([]rbacv1.ClusterRole, []rbacv1.ClusterRoleBinding) {
 			})
 	}
 	return roles, bindings
+}
+
+// computeWorkspace is the workspace of the root-compute-workspace battery.
+const computeWorkspace = "compute"
+
+// ensureComputeWorkspace sets up the root-compute-workspace battery as
+// kcp's: the workspace root:compute (on the root shard), and in it the
+// APIExport kubernetes of the workload APIs (apischema.Kubernetes), marked
+// as a compute service's (extra.apis.kcp.io/compute.workload.kcp.io), with
+// RBAC that lets every user bind it and its maximal permission policy
+// (users may do anything with the workloads but write their status,
+// which comes from the physical clusters).
+func (s *Server) ensureComputeWorkspace(ctx context.Context, loopback *rest.Config) error {
+	root := s.kcpClients.Cluster(logicalcluster.Root)
+	ws := &tenancyv1alpha1.Workspace{
+		ObjectMeta: metav1.ObjectMeta{Name: computeWorkspace},
+		Spec: tenancyv1alpha1.WorkspaceSpec{
+			Type:     &tenancyv1alpha1.WorkspaceTypeReference{Name: "universal", Path: string(logicalcluster.Root)},
+			Location: &tenancyv1alpha1.WorkspaceLocation{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": s.Options.ShardName}}},
+		},
+	}
+	if _, err := root.Workspaces().Create(ctx, ws, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating workspace root:%s: %w", computeWorkspace, err)
+	}
+	var cluster logicalcluster.Name
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := root.Workspaces().Get(ctx, computeWorkspace, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		cluster = logicalcluster.Name(got.Spec.Cluster)
+		return got.Status.Phase == corev1alpha1.LogicalClusterPhaseReady, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for workspace root:%s: %w", computeWorkspace, err)
+	}
+	kcp := s.kcpClients.Cluster(cluster)
+	export := &apisv1alpha1.APIExport{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubernetes", Annotations: map[string]string{workloadv1alpha1.ComputeAPIExportAnnotationKey: "true"}},
+		Spec:       apisv1alpha1.APIExportSpec{MaximalPermissionPolicy: &apisv1alpha1.MaximalPermissionPolicy{Local: &apisv1alpha1.LocalAPIExportPolicy{}}},
+	}
+	for _, r := range apischema.Kubernetes() {
+		sch, err := apischema.Schema(r)
+		if err != nil {
+			return fmt.Errorf("building the APIResourceSchema of %s.%s: %w", r.Names.Plural, r.Group, err)
+		}
+		if _, err := kcp.APIResourceSchemas().Create(ctx, sch, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating APIResourceSchema root:%s:%s: %w", computeWorkspace, sch.Name, err)
+		}
+		export.Spec.LatestResourceSchemas = append(export.Spec.LatestResourceSchemas, sch.Name)
+	}
+	existing, err := kcp.APIExports().Get(ctx, export.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := kcp.APIExports().Create(ctx, export, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating APIExport root:%s:kubernetes: %w", computeWorkspace, err)
+		}
+	case err != nil:
+		return err
+	case !equality.Semantic.DeepEqual(existing.Spec.LatestResourceSchemas, export.Spec.LatestResourceSchemas):
+		// New schemas (a new release); the rest is the administrator's.
+		existing.Spec.LatestResourceSchemas = export.Spec.LatestResourceSchemas
+		if _, err := kcp.APIExports().Update(ctx, existing, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating APIExport root:%s:kubernetes: %w", computeWorkspace, err)
+		}
+	}
+
+	cfg := rest.CopyConfig(loopback)
+	cfg.Host += "/clusters/" + cluster.String()
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	all, read := []string{"*"}, []string{"get", "list", "watch"}
+	roles := []rbacv1.ClusterRole{
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "compute:apiexport:kubernetes:bind"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{apisv1alpha1.SchemeGroupVersion.Group}, Resources: []string{"apiexports"}, ResourceNames: []string{"kubernetes"}, Verbs: []string{"bind"}}},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Name: "compute:apiexport:kubernetes:maximal-permission-policy"},
+			Rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{""}, Resources: []string{"services", "endpoints"}, Verbs: all},
+				{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: all},
+				{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
+				{APIGroups: []string{""}, Resources: []string{"services/status", "pods", "pods/status"}, Verbs: read},
+				{APIGroups: []string{"apps"}, Resources: []string{"deployments/status"}, Verbs: read},
+				{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses/status"}, Verbs: read},
+			},
+		},
+	}
+	ref := func(name string) rbacv1.RoleRef {
+		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}
+	}
+	group := func(name string) []rbacv1.Subject {
+		return []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: name}}
+	}
+	bindings := []rbacv1.ClusterRoleBinding{
+		{ObjectMeta: metav1.ObjectMeta{Name: "compute:authenticated:apiexport:kubernetes:bind"}, RoleRef: ref("compute:apiexport:kubernetes:bind"), Subjects: group("system:authenticated")},
+		{ObjectMeta: metav1.ObjectMeta{Name: "compute:authenticated:apiexport:kubernetes:maximal-permission-policy"}, RoleRef: ref("compute:apiexport:kubernetes:maximal-permission-policy"), Subjects: group(coreBindingGroup)},
+	}
+	for i := range roles {
+		if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &roles[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ClusterRole root:%s:%s: %w", computeWorkspace, roles[i].Name, err)
+		}
+	}
+	for i := range bindings {
+		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &bindings[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ClusterRoleBinding root:%s:%s: %w", computeWorkspace, bindings[i].Name, err)
+		}
+	}
+	return nil
 }

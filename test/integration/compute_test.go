@@ -442,36 +442,39 @@ func TestAPIBindingExtraAnnotations(t *testing.T) {
 }
 
 // TestBindCompute plays the seed's compute quickstart with the real kubectl
-// and Tessera's plugins, the syncer's heartbeats standing in for a
-// physical cluster: a compute workspace holds a SyncTarget, a Location and
-// the compute service's APIExport kubernetes; in a user workspace,
+// and Tessera's plugins on a shard started with the battery
+// root-compute-workspace, the syncer's heartbeats and reports standing in
+// for a physical cluster: root:compute holds the APIExport kubernetes;
+// there, a SyncTarget and a Location are made; in a user workspace,
 // `kubectl kcp bind compute root:compute` binds root:scheduling.kcp.io and
-// root:compute:kubernetes, creates a Placement and waits until it is
-// ready; the workspace's namespaces are then synced to the SyncTarget.
+// root:compute:kubernetes, creates a Placement and waits until it is ready;
+// a Deployment created with kubectl is then scheduled to the SyncTarget.
 func TestBindCompute(t *testing.T) {
-	s := framework.StartShard(t)
+	s := framework.StartShard(t, func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} })
 	plugins := wsPlugin(t)
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(plugins, "kubectl-kcp"), "github.com/tessera-dev/tessera/cmd/kubectl-kcp").CombinedOutput(); err != nil {
 		t.Fatalf("building kubectl-kcp: %v\n%s", err, out)
 	}
 	w := newWSSession(t, s.Kubeconfig, plugins)
-	eventually(t, 30*time.Second, "root's compute exports", func(ctx context.Context) (bool, error) {
-		out, err := w.run("get", "apiexports", "workload.kcp.io", "scheduling.kcp.io", "-o", "jsonpath={.items[*].status.identityHash}")
-		return err == nil && len(strings.Fields(out)) == 2, nil
+	var compute logicalcluster.Name
+	var identity string
+	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
+		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		compute = logicalcluster.Name(ws.Spec.Cluster)
+		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		identity = e.Status.IdentityHash
+		return identity != "" && len(e.Spec.LatestResourceSchemas) == 5 && e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] == "true", nil
 	})
-	w.must("ws", "create", "compute", "--enter")
+	w.must("ws", "root:compute")
 	w.must("kcp", "bind", "apiexport", "root:workload.kcp.io")
 	w.must("kcp", "bind", "apiexport", "root:scheduling.kcp.io")
-	manifest := yamlFile(t, "compute.yaml", `apiVersion: apis.kcp.io/v1alpha1
-kind: APIExport
-metadata:
-  name: kubernetes
-  annotations:
-    extra.apis.kcp.io/compute.workload.kcp.io: "true"
-spec:
-  latestResourceSchemas: []
----
-apiVersion: workload.kcp.io/v1alpha1
+	manifest := yamlFile(t, "compute.yaml", `apiVersion: workload.kcp.io/v1alpha1
 kind: SyncTarget
 metadata:
   name: kind
@@ -491,7 +494,16 @@ spec:
 		_, err := w.run("apply", "-f", manifest)
 		return err == nil, nil
 	})
-	compute := logicalcluster.Name(waitWorkspaceReady(t, s, logicalcluster.Root, "compute").Spec.Cluster)
+	// What the syncer reports of the physical cluster: it runs all of
+	// the export's resources.
+	var synced []string
+	for _, gr := range [][2]string{{"apps", "deployments"}, {"", "services"}, {"networking.k8s.io", "ingresses"}, {"", "pods"}, {"", "endpoints"}} {
+		synced = append(synced, fmt.Sprintf(`{"group":%q,"resource":%q,"versions":["v1"],"identityHash":%q,"state":"Accepted"}`, gr[0], gr[1], identity))
+	}
+	if _, err := dynamicClient(t, s, compute).Resource(syncTargetsGVR).Patch(t.Context(), "kind", types.MergePatchType,
+		[]byte(`{"status":{"syncedResources":[`+strings.Join(synced, ",")+`]}}`), metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
 	startHeartbeats(t, s, compute, "kind")
 	eventually(t, 30*time.Second, "SyncTarget kind Ready", func(ctx context.Context) (bool, error) {
 		out, err := w.run("get", "synctarget", "kind", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
@@ -514,6 +526,20 @@ spec:
 	})
 	if out := w.must("get", "placements", "-o", "jsonpath={.items[*].status.phase} {.items[*].status.selectedLocation.path}"); out != "Bound root:compute" {
 		t.Errorf("the Placement: %q", out)
+	}
+	// The workspace runs Deployments now, scheduled to the SyncTarget.
+	eventually(t, 30*time.Second, "kubectl create deployment", func(ctx context.Context) (bool, error) {
+		out, err := w.run("create", "deployment", "kuard", "--image=gcr.io/kuar-demo/kuard-amd64:blue")
+		if err != nil {
+			return false, fmt.Errorf("%w: %s", err, out)
+		}
+		return true, nil
+	})
+	if out := w.must("get", "deployment", "kuard", "-o", "jsonpath={.metadata.labels.state\\.workload\\.kcp\\.io/"+key+"}"); out != "Sync" {
+		t.Errorf("the Deployment's state label: %q", out)
+	}
+	if header := strings.Fields(strings.SplitN(w.must("get", "deployments"), "\n", 2)[0]); strings.Join(header, " ") != "NAME READY UP-TO-DATE AVAILABLE AGE" {
+		t.Errorf("kubectl get deployments columns: %v", header)
 	}
 	// A second run finds the bindings and the Placement there.
 	if out := w.must("kcp", "bind", "compute", "root:compute"); strings.Contains(out, "Binding APIExport") || !strings.Contains(out, "is ready.") {

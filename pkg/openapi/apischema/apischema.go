@@ -51,31 +51,43 @@ type Resource struct {
 	// Adjust, if set, changes the converted schema before it is stored,
 	// for what openapi-gen cannot say, e.g. a pattern on list items.
 	Adjust func(*apiextensionsv1.JSONSchemaProps) error
+	// Annotations are set on the schema (e.g. api-approved.kubernetes.io
+	// for a group of the Kubernetes project).
+	Annotations map[string]string
+	// definitions, if set, are the definitions the model is read from
+	// (default: package openapi's).
+	definitions func() map[string]common.OpenAPIDefinition
 }
 
 // Schema returns the APIResourceSchema of r, named
-// <prefix>.<plural>.<group>, where prefix is "v" followed by the first 8
-// hex digits of the SHA-256 of the JSON of the schema's spec: the name
-// changes when, and only when, the spec changes, as APIResourceSchemas are
-// immutable. The only version is served and stored.
+// <prefix>.<plural>.<group> (group "core" for the core group), where prefix
+// is "v" followed by the first 8 hex digits of the SHA-256 of the JSON of
+// the schema's spec: the name changes when, and only when, the spec
+// changes, as APIResourceSchemas are immutable. The only version is served
+// and stored.
 func Schema(r Resource) (*apisv1alpha1.APIResourceSchema, error) {
 	switch {
 	case r.Model == "":
 		return nil, errors.New("a resource needs a model")
-	case r.Group == "" || r.Version == "":
-		return nil, fmt.Errorf("resource of model %s: a group and a version are required", r.Model)
+	case r.Version == "":
+		return nil, fmt.Errorf("resource of model %s: a version is required", r.Model)
 	case r.Names.Plural == "" || r.Names.Kind == "":
 		return nil, fmt.Errorf("resource of model %s: the plural and the kind are required", r.Model)
 	case r.Scope != apiextensionsv1.ClusterScoped && r.Scope != apiextensionsv1.NamespaceScoped:
 		return nil, fmt.Errorf("resource %s.%s: the scope must be Cluster or Namespaced, not %q", r.Names.Plural, r.Group, r.Scope)
 	}
-	props, err := JSONSchemaProps(r.Model)
+	defs := definitions
+	if r.definitions != nil {
+		defs = r.definitions
+	}
+	props, err := convert(defs(), r.Model)
 	if err != nil {
 		return nil, fmt.Errorf("resource %s.%s: %w", r.Names.Plural, r.Group, err)
 	}
 	if props.Type != "object" {
 		return nil, fmt.Errorf("resource %s.%s: model %s is of type %q, not object", r.Names.Plural, r.Group, r.Model, props.Type)
 	}
+	keyDefaults(props)
 	if r.Adjust != nil {
 		if err := r.Adjust(props); err != nil {
 			return nil, fmt.Errorf("resource %s.%s: adjusting the schema: %w", r.Names.Plural, r.Group, err)
@@ -100,7 +112,8 @@ func Schema(r Resource) (*apisv1alpha1.APIResourceSchema, error) {
 		return nil, fmt.Errorf("resource %s.%s: encoding the schema: %w", r.Names.Plural, r.Group, err)
 	}
 	s := &apisv1alpha1.APIResourceSchema{
-		TypeMeta: metav1.TypeMeta{APIVersion: apisv1alpha1.SchemeGroupVersion.String(), Kind: "APIResourceSchema"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: apisv1alpha1.SchemeGroupVersion.String(), Kind: "APIResourceSchema"},
+		ObjectMeta: metav1.ObjectMeta{Annotations: maps.Clone(r.Annotations)},
 		Spec: apisv1alpha1.APIResourceSchemaSpec{
 			Group:    r.Group,
 			Names:    names,
@@ -113,7 +126,12 @@ func Schema(r Resource) (*apisv1alpha1.APIResourceSchema, error) {
 		return nil, fmt.Errorf("resource %s.%s: encoding the spec: %w", r.Names.Plural, r.Group, err)
 	}
 	sum := sha256.Sum256(raw)
-	s.Name = "v" + hex.EncodeToString(sum[:4]) + "." + names.Plural + "." + r.Group
+	group := r.Group
+	if group == "" {
+		// The core group is "core" in a schema's name, as in kcp.
+		group = "core"
+	}
+	s.Name = "v" + hex.EncodeToString(sum[:4]) + "." + names.Plural + "." + group
 	if msgs := validation.IsDNS1123Subdomain(s.Name); len(msgs) > 0 {
 		return nil, fmt.Errorf("resource %s.%s: the name %q is not valid: %s", r.Names.Plural, r.Group, s.Name, strings.Join(msgs, "; "))
 	}
@@ -408,6 +426,51 @@ func (c *converter) extensions(ext spec.Extensions, out *apiextensionsv1.JSONSch
 		}
 	}
 	return nil
+}
+
+// keyDefaults gives the keys of every map-typed list (x-kubernetes-list-
+// map-keys) that is neither required nor defaulted the zero value of its
+// type as default, as a CustomResourceDefinition must have them. They are
+// the zero defaults openapi-gen gives such fields of the Kubernetes types
+// (e.g. the name of a pod's imagePullSecrets), which setDefault drops.
+func keyDefaults(s *apiextensionsv1.JSONSchemaProps) {
+	if s == nil {
+		return
+	}
+	for k, p := range s.Properties {
+		keyDefaults(&p)
+		s.Properties[k] = p
+	}
+	if s.AdditionalProperties != nil {
+		keyDefaults(s.AdditionalProperties.Schema)
+	}
+	if s.Items == nil || s.Items.Schema == nil {
+		return
+	}
+	item := s.Items.Schema
+	keyDefaults(item)
+	if s.XListType == nil || *s.XListType != "map" {
+		return
+	}
+	for _, key := range s.XListMapKeys {
+		p, ok := item.Properties[key]
+		if !ok || p.Default != nil || slices.Contains(item.Required, key) {
+			continue
+		}
+		var zero string
+		switch p.Type {
+		case "string":
+			zero = `""`
+		case "integer", "number":
+			zero = "0"
+		case "boolean":
+			zero = "false"
+		default:
+			continue
+		}
+		p.Default = &apiextensionsv1.JSON{Raw: []byte(zero)}
+		item.Properties[key] = p
+	}
 }
 
 func remarshal(in, out any) error {

@@ -1,0 +1,37 @@
+package apischema
+
+import (
+	"testing"
+)
+
+// TestKubernetesSchemas: the schemas of the compute service's workload
+// APIs build from the upstream types as structural schemas, with the
+// fields kubectl and the syncer need.
+func TestKubernetesSchemas(t *testing.T) {
+	for _, r := range Kubernetes() {
+		s, err := Schema(r)
+		if err != nil {
+			t.Fatalf("%s.%s: %v", r.Names.Plural, r.Group, err)
+		}
+		props, err := s.Spec.Versions[0].GetSchema()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch r.Names.Plural {
+		case "deployments":
+			tmpl := props.Properties["spec"].Properties["template"]
+			containers := tmpl.Properties["spec"].Properties["containers"]
+			if containers.Items == nil || containers.Items.Schema.Properties["image"].Type != "string" {
+				t.Errorf("deployments: spec.template.spec.containers[].image: %+v", containers)
+			}
+			if props.Properties["status"].Properties["readyReplicas"].Type != "integer" {
+				t.Errorf("deployments: status.readyReplicas: %+v", props.Properties["status"].Properties["readyReplicas"])
+			}
+		case "services":
+			ports := props.Properties["spec"].Properties["ports"]
+			if ports.XListType == nil || *ports.XListType != "map" || ports.Items.Schema.Properties["protocol"].Default == nil {
+				t.Errorf("services: spec.ports: %+v", ports)
+			}
+		}
+	}
+}

@@ -109,17 +109,7 @@ func ensureComputeExports(ctx context.Context, root *kcpclient.Clientset, loopba
 		return err
 	}
 	roles, bindings := computeRBAC()
-	for i := range roles {
-		if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &roles[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating ClusterRole root:%s: %w", roles[i].Name, err)
-		}
-	}
-	for i := range bindings {
-		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &bindings[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating ClusterRoleBinding root:%s: %w", bindings[i].Name, err)
-		}
-	}
-	return nil
+	return createRBAC(ctx, kube, "root", roles, bindings)
 }
 
 // ensureExportSpec creates desired or sets its spec, keeping an identity
@@ -294,15 +284,5 @@ func (s *Server) ensureComputeWorkspace(ctx context.Context, loopback *rest.Conf
 		{ObjectMeta: metav1.ObjectMeta{Name: "compute:authenticated:apiexport:kubernetes:bind"}, RoleRef: ref("compute:apiexport:kubernetes:bind"), Subjects: group("system:authenticated")},
 		{ObjectMeta: metav1.ObjectMeta{Name: "compute:authenticated:apiexport:kubernetes:maximal-permission-policy"}, RoleRef: ref("compute:apiexport:kubernetes:maximal-permission-policy"), Subjects: group(coreBindingGroup)},
 	}
-	for i := range roles {
-		if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &roles[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating ClusterRole root:%s:%s: %w", computeWorkspace, roles[i].Name, err)
-		}
-	}
-	for i := range bindings {
-		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &bindings[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating ClusterRoleBinding root:%s:%s: %w", computeWorkspace, bindings[i].Name, err)
-		}
-	}
-	return nil
+	return createRBAC(ctx, kube, "root:"+computeWorkspace, roles, bindings)
 }

@@ -189,30 +189,21 @@ func coreRBAC() ([]rbacv1.ClusterRole, []rbacv1.ClusterRoleBinding) {
 // permission policy.
 func ensureCoreRBAC(ctx context.Context, kube kubernetes.Interface) error {
 	roles, bindings := coreRBAC()
+	return retryBootstrap(ctx, func() error { return createRBAC(ctx, kube, "root", roles, bindings) })
+}
+
+// createRBAC creates the ClusterRoles and ClusterRoleBindings of the
+// workspace at path (for errors) that are missing, leaving existing ones
+// alone.
+func createRBAC(ctx context.Context, kube kubernetes.Interface, path string, roles []rbacv1.ClusterRole, bindings []rbacv1.ClusterRoleBinding) error {
 	for i := range roles {
-		r := &roles[i]
-		err := retryBootstrap(ctx, func() error {
-			_, err := kube.RbacV1().ClusterRoles().Create(ctx, r, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				return nil
-			}
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("creating ClusterRole root:%s: %w", r.Name, err)
+		if _, err := kube.RbacV1().ClusterRoles().Create(ctx, &roles[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ClusterRole %s:%s: %w", path, roles[i].Name, err)
 		}
 	}
 	for i := range bindings {
-		b := &bindings[i]
-		err := retryBootstrap(ctx, func() error {
-			_, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				return nil
-			}
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("creating ClusterRoleBinding root:%s: %w", b.Name, err)
+		if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, &bindings[i], metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ClusterRoleBinding %s:%s: %w", path, bindings[i].Name, err)
 		}
 	}
 	return nil

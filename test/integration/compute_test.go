@@ -86,13 +86,7 @@ spec:
 // policy keeps a workspace's own admin from writing a Placement's status.
 func TestComputeAPIs(t *testing.T) {
 	s := framework.StartShard(t, withTokens(t, "alice-token,alice,alice-uid"))
-	root := kcpClient(t, s, logicalcluster.Root)
-	for _, name := range []string{"workload.kcp.io", "scheduling.kcp.io"} {
-		eventually(t, 30*time.Second, "APIExport root:"+name+" with an identity", func(ctx context.Context) (bool, error) {
-			e, err := root.APIExports().Get(ctx, name, metav1.GetOptions{})
-			return err == nil && identityHashRE.MatchString(e.Status.IdentityHash), err
-		})
-	}
+	waitComputeExports(t, s)
 
 	c := logicalcluster.Name("compute")
 	createCluster(t, s, c)
@@ -220,13 +214,7 @@ func (h *heartbeats) stop(name string) {
 // Deleting the Placement unplaces the namespaces.
 func TestComputeScheduling(t *testing.T) {
 	s := framework.StartShard(t, func(o *options.Options) { o.SyncTargetHeartbeatThreshold = 2 * time.Second })
-	root := kcpClient(t, s, logicalcluster.Root)
-	for _, name := range []string{"workload.kcp.io", "scheduling.kcp.io"} {
-		eventually(t, 30*time.Second, "APIExport root:"+name+" with an identity", func(ctx context.Context) (bool, error) {
-			e, err := root.APIExports().Get(ctx, name, metav1.GetOptions{})
-			return err == nil && e.Status.IdentityHash != "", err
-		})
-	}
+	waitComputeExports(t, s)
 	compute := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "compute", nil).Spec.Cluster)
 	app := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "app", nil).Spec.Cluster)
 	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
@@ -393,6 +381,19 @@ spec:
 		_, placed := ann["scheduling.kcp.io/placement"]
 		return err == nil && !placed && ann["deletion.internal.workload.kcp.io/"+keys[alive]] != "" && lbls["state.workload.kcp.io/"+keys[alive]] == "Sync", err
 	})
+}
+
+// waitComputeExports waits until root's APIExports workload.kcp.io and
+// scheduling.kcp.io have identities.
+func waitComputeExports(t *testing.T, s *framework.Shard) {
+	t.Helper()
+	root := kcpClient(t, s, logicalcluster.Root)
+	for _, name := range []string{"workload.kcp.io", "scheduling.kcp.io"} {
+		eventually(t, 30*time.Second, "APIExport root:"+name+" with an identity", func(ctx context.Context) (bool, error) {
+			e, err := root.APIExports().Get(ctx, name, metav1.GetOptions{})
+			return err == nil && identityHashRE.MatchString(e.Status.IdentityHash), err
+		})
+	}
 }
 
 // applyEventually applies manifest in cluster with kubectl, retrying while
@@ -575,13 +576,7 @@ var configMapsGVR = schema.GroupVersionResource{Version: "v1", Resource: "config
 // UID and unscheduled objects get nothing.
 func TestSyncerVirtualWorkspace(t *testing.T) {
 	s := framework.StartShard(t, withTokens(t, "syncer-token,syncer-kind,syncer-uid", "alice-token,alice,alice-uid"))
-	root := kcpClient(t, s, logicalcluster.Root)
-	for _, name := range []string{"workload.kcp.io", "scheduling.kcp.io"} {
-		eventually(t, 30*time.Second, "APIExport root:"+name+" with an identity", func(ctx context.Context) (bool, error) {
-			e, err := root.APIExports().Get(ctx, name, metav1.GetOptions{})
-			return err == nil && e.Status.IdentityHash != "", err
-		})
-	}
+	waitComputeExports(t, s)
 	compute := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "compute", nil).Spec.Cluster)
 	app := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "app", nil).Spec.Cluster)
 	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
@@ -279,41 +278,16 @@ func (h *handler) forwardFiltered(w http.ResponseWriter, req *http.Request, shar
 // filterWatch copies the JSON watch events that keep accepts; bookmarks
 // and errors pass.
 func (h *handler) filterWatch(w http.ResponseWriter, req *http.Request, body io.Reader, keep func(json.RawMessage) bool) {
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	dec := json.NewDecoder(body)
-	for {
-		var ev struct {
-			Type   string          `json:"type"`
-			Object json.RawMessage `json:"object"`
-		}
-		if err := dec.Decode(&ev); err != nil {
-			if req.Context().Err() == nil && err != io.EOF {
-				klog.FromContext(req.Context()).V(4).Info("A filtered watch ended", "err", err)
-			}
-			return
-		}
+	forward.CopyWatch(w, req, body, func(ev *forward.WatchEvent) bool {
 		switch ev.Type {
 		case "ADDED", "MODIFIED", "DELETED":
-			if !keep(ev.Object) {
-				continue
-			}
+			return keep(ev.Object)
 		}
-		b, err := json.Marshal(ev)
-		if err != nil {
-			return
-		}
-		if _, err := w.Write(append(b, '\n')); err != nil || rc.Flush() != nil {
-			return
-		}
-	}
+		return true
+	})
 }
 
-func isWatch(req *http.Request) bool {
-	v := req.URL.Query().Get("watch")
-	return v == "true" || v == "1"
-}
+func isWatch(req *http.Request) bool { return forward.IsWatch(req) }
 
 func isTableRequest(accept string) bool { return strings.Contains(accept, "as=Table") }
 

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -157,18 +156,8 @@ func (h *handler) parse(escaped string) (target, error) {
 // IsLongRunning tells whether a request to the virtual workspace may stay
 // open for long (watches). Mount it in the shard's LongRunningFunc.
 func IsLongRunning(req *http.Request) bool {
-	rest, ok := strings.CutPrefix(req.URL.Path, PathPrefix)
-	if !ok {
-		return false
-	}
-	if w, err := strconv.ParseBool(req.URL.Query().Get("watch")); err == nil && w {
-		return true
-	}
-	parts := strings.SplitN(rest, "/", 5)
-	if len(parts) < 5 {
-		return false
-	}
-	return forward.IsLegacyWatch(strings.Split(parts[4], "/"))
+	// <workspace>/<export>/clusters/<name>/...
+	return forward.IsLongRunning(req, PathPrefix, 4)
 }
 
 // ServeHTTP implements http.Handler.
@@ -318,31 +307,7 @@ func (h *handler) resourceRequest(req *http.Request, t target, gv schema.GroupVe
 
 // verbOf is the API verb of a resource request.
 func verbOf(req *http.Request, named, legacyWatch bool) string {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead:
-		if legacyWatch {
-			return "watch"
-		}
-		if named {
-			return "get"
-		}
-		if w, err := strconv.ParseBool(req.URL.Query().Get("watch")); err == nil && w {
-			return "watch"
-		}
-		return "list"
-	case http.MethodPost:
-		return "create"
-	case http.MethodPut:
-		return "update"
-	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		if named {
-			return "delete"
-		}
-		return "deletecollection"
-	}
-	return ""
+	return forward.Verb(req, named, legacyWatch)
 }
 
 // authorize allows the request if the user may do one of verbs on the
@@ -518,16 +483,7 @@ func singular(s, kind string) string {
 	return strings.ToLower(kind)
 }
 
-func (h *handler) writeJSON(w http.ResponseWriter, obj any) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
-}
+func (h *handler) writeJSON(w http.ResponseWriter, obj any) { forward.WriteJSON(w, http.StatusOK, obj) }
 
 func (h *handler) writeError(w http.ResponseWriter, req *http.Request, err error) {
 	responsewriters.ErrorNegotiated(err, h.codecs, schema.GroupVersion{Version: "v1"}, w, req)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -116,15 +115,8 @@ func parse(escaped string) (target, error) {
 // IsLongRunning tells whether a request to the virtual workspace may stay
 // open for long (watches). Mount it in the server's LongRunningFunc.
 func IsLongRunning(req *http.Request) bool {
-	rest, ok := strings.CutPrefix(req.URL.Path, PathPrefix)
-	if !ok {
-		return false
-	}
-	if w, err := strconv.ParseBool(req.URL.Query().Get("watch")); err == nil && w {
-		return true
-	}
-	parts := strings.SplitN(rest, "/", 6)
-	return len(parts) == 6 && forward.IsLegacyWatch(strings.Split(parts[5], "/"))
+	// <cluster>/<synctarget>/<uid>/clusters/<name>/...
+	return forward.IsLongRunning(req, PathPrefix, 5)
 }
 
 // ServeHTTP implements http.Handler.
@@ -309,34 +301,14 @@ func syncedResource(st *workloadv1alpha1.SyncTarget, gr schema.GroupResource, ve
 	return false, ""
 }
 
-// verbOf is the API verb of a resource request.
+// verbOf is the API verb of a resource request; "" for a write of a
+// collection the syncer cannot mean.
 func verbOf(req *http.Request, named, legacyWatch bool) string {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead:
-		switch {
-		case legacyWatch:
-			return "watch"
-		case named:
-			return "get"
-		}
-		if w, err := strconv.ParseBool(req.URL.Query().Get("watch")); err == nil && w {
-			return "watch"
-		}
-		return "list"
-	case http.MethodPut:
-		if named {
-			return "update"
-		}
-	case http.MethodPatch:
-		if named {
-			return "patch"
-		}
-	case http.MethodPost:
-		return "create"
-	case http.MethodDelete:
-		return "delete"
+	verb := forward.Verb(req, named, legacyWatch)
+	if (verb == "update" || verb == "patch") && !named {
+		return ""
 	}
-	return ""
+	return verb
 }
 
 // stateSelector returns the request's label selector with the state label
@@ -398,34 +370,24 @@ func (h *handler) list(w http.ResponseWriter, req *http.Request, r routed, key s
 
 // presentWatch copies the JSON watch events, presenting their objects.
 func (h *handler) presentWatch(w http.ResponseWriter, req *http.Request, body io.Reader, key string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
-	dec := json.NewDecoder(body)
-	for {
-		var ev struct {
-			Type   string         `json:"type"`
-			Object map[string]any `json:"object"`
-		}
-		if err := dec.Decode(&ev); err != nil {
-			if req.Context().Err() == nil && err != io.EOF {
-				klog.FromContext(req.Context()).V(4).Info("A syncer watch ended", "err", err)
-			}
-			return
-		}
+	forward.CopyWatch(w, req, body, func(ev *forward.WatchEvent) bool {
 		switch ev.Type {
 		case "ADDED", "MODIFIED", "DELETED":
-			present(ev.Object, key)
+		default:
+			return true
 		}
-		b, err := json.Marshal(ev)
+		var obj map[string]any
+		if err := json.Unmarshal(ev.Object, &obj); err != nil {
+			return false
+		}
+		present(obj, key)
+		raw, err := json.Marshal(obj)
 		if err != nil {
-			return
+			return false
 		}
-		if _, err := w.Write(append(b, '\n')); err != nil || rc.Flush() != nil {
-			return
-		}
-	}
+		ev.Object = raw
+		return true
+	})
 }
 
 // answer is a shard's non-200 answer, passed on as it is.
@@ -613,14 +575,7 @@ func (h *handler) writeRaw(w http.ResponseWriter, code int, body []byte) {
 }
 
 func (h *handler) writeJSON(w http.ResponseWriter, code int, obj any) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(b)
+	forward.WriteJSON(w, code, obj)
 }
 
 func (h *handler) writeError(w http.ResponseWriter, req *http.Request, err error) {

@@ -166,6 +166,7 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 		Shards:      &s.shards,
 		Dynamic:     s.dynamicClients,
 		Kube:        kube,
+		KCP:         s.kcpClients,
 		ResolvePath: s.resolvePath,
 		PathOf:      s.pathOf,
 

@@ -383,6 +383,21 @@ spec:
 	})
 }
 
+// reportKubernetesSynced sets what a syncer reports of its physical
+// cluster on a SyncTarget: it runs all of the resources of the export
+// kubernetes with identity.
+func reportKubernetesSynced(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, name, identity string) {
+	t.Helper()
+	var synced []string
+	for _, gr := range [][2]string{{"apps", "deployments"}, {"", "services"}, {"networking.k8s.io", "ingresses"}, {"", "pods"}, {"", "endpoints"}} {
+		synced = append(synced, fmt.Sprintf(`{"group":%q,"resource":%q,"versions":["v1"],"identityHash":%q,"state":"Accepted"}`, gr[0], gr[1], identity))
+	}
+	if _, err := dynamicClient(t, s, cluster).Resource(syncTargetsGVR).Patch(t.Context(), name, types.MergePatchType,
+		[]byte(`{"status":{"syncedResources":[`+strings.Join(synced, ",")+`]}}`), metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitComputeExports waits until root's APIExports workload.kcp.io and
 // scheduling.kcp.io have identities.
 func waitComputeExports(t *testing.T, s *framework.Shard) {
@@ -495,16 +510,7 @@ spec:
 		_, err := w.run("apply", "-f", manifest)
 		return err == nil, nil
 	})
-	// What the syncer reports of the physical cluster: it runs all of
-	// the export's resources.
-	var synced []string
-	for _, gr := range [][2]string{{"apps", "deployments"}, {"", "services"}, {"networking.k8s.io", "ingresses"}, {"", "pods"}, {"", "endpoints"}} {
-		synced = append(synced, fmt.Sprintf(`{"group":%q,"resource":%q,"versions":["v1"],"identityHash":%q,"state":"Accepted"}`, gr[0], gr[1], identity))
-	}
-	if _, err := dynamicClient(t, s, compute).Resource(syncTargetsGVR).Patch(t.Context(), "kind", types.MergePatchType,
-		[]byte(`{"status":{"syncedResources":[`+strings.Join(synced, ",")+`]}}`), metav1.PatchOptions{}, "status"); err != nil {
-		t.Fatal(err)
-	}
+	reportKubernetesSynced(t, s, compute, "kind", identity)
 	startHeartbeats(t, s, compute, "kind")
 	eventually(t, 30*time.Second, "SyncTarget kind Ready", func(ctx context.Context) (bool, error) {
 		out, err := w.run("get", "synctarget", "kind", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
@@ -733,5 +739,64 @@ spec:
 	})
 	if upstream, err := kube(t, s, app).CoreV1().ConfigMaps("web").Get(t.Context(), "one", metav1.GetOptions{}); err != nil || len(upstream.Labels) != 0 {
 		t.Errorf("upstream configmap one at the end: %v %v", err, upstream.GetLabels())
+	}
+}
+
+// TestComputeDefaults: a workspace with SyncTargets gets the Location
+// "default" of all of them; a workspace that binds a compute service's
+// export (and Placements) gets the Placement "default" of all its
+// namespaces onto that workspace's Locations, once: its binding is marked
+// workload.kcp.io/skip-default-object-creation, so a deleted default
+// Placement stays deleted.
+func TestComputeDefaults(t *testing.T) {
+	s := framework.StartShard(t, func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} })
+	waitComputeExports(t, s)
+	var compute logicalcluster.Name
+	var identity string
+	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
+		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
+		if err != nil || ws.Spec.Cluster == "" {
+			return false, nil
+		}
+		compute = logicalcluster.Name(ws.Spec.Cluster)
+		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		identity = e.Status.IdentityHash
+		return identity != "", nil
+	})
+	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
+	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
+	waitBound(t, s, compute, "workload.kcp.io")
+	waitBound(t, s, compute, "scheduling.kcp.io")
+	applyEventually(t, s, compute, "apiVersion: workload.kcp.io/v1alpha1\nkind: SyncTarget\nmetadata:\n  name: kind\n")
+	reportKubernetesSynced(t, s, compute, "kind", identity)
+	startHeartbeats(t, s, compute, "kind")
+	eventually(t, 30*time.Second, "the default Location with the SyncTarget", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl(compute, "get", "location", "default", "-o", "jsonpath={.status.instances}/{.status.availableInstances}")
+		return err == nil && out == "1/1", nil
+	})
+
+	app := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "app", nil).Spec.Cluster)
+	createBinding(t, s, app, "scheduling.kcp.io", "root", "scheduling.kcp.io")
+	createBinding(t, s, app, "kubernetes", "root:compute", "kubernetes")
+	key := workloadv1alpha1.ToSyncTargetKey(compute.String(), "kind")
+	eventually(t, 30*time.Second, "the default Placement, Bound, and namespace default synced", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl(app, "get", "placement", "default", "-o", "jsonpath={.spec.locationWorkspace} {.status.phase}")
+		if err != nil || out != "root:compute Bound" {
+			return false, nil
+		}
+		ns, err := kube(t, s, app).CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+		return err == nil && ns.Labels["state.workload.kcp.io/"+key] == "Sync", err
+	})
+	eventually(t, 30*time.Second, "the binding marked", func(ctx context.Context) (bool, error) {
+		b, err := kcpClient(t, s, app).APIBindings().Get(ctx, "kubernetes", metav1.GetOptions{})
+		return err == nil && b.Annotations["workload.kcp.io/skip-default-object-creation"] == "true", err
+	})
+	s.MustKubectl(t, app, "delete", "placement", "default")
+	time.Sleep(3 * time.Second)
+	if out, err := s.Kubectl(app, "get", "placements", "-o", "name"); err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("placements after deleting the default one: %v %q", err, out)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	schedulingv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/scheduling/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
+	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/cli/workspace"
 	"github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -230,6 +231,9 @@ func (o *computeOptions) ensureBindings(ctx context.Context, out io.Writer, c *k
 		}
 		if ref.path.String()+":"+ref.name == schedulingExport {
 			b.Name = ref.name
+		} else {
+			// This command makes the Placement: no default one.
+			b.Annotations = map[string]string{workloadv1alpha1.AnnotationSkipDefaultObjectCreation: "true"}
 		}
 		created, err := c.APIBindings().Create(ctx, b, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {

@@ -47,9 +47,10 @@ type Config struct {
 	Exports *informers.Informer[*apisv1alpha1.APIExport]
 	// Shards are root's Shards, for the virtual workspace URLs.
 	Shards *informers.Informer[*corev1alpha1.Shard]
-	// Dynamic and Kube write objects in a logical cluster.
+	// Dynamic, Kube and KCP write objects in a logical cluster.
 	Dynamic *clusters.DynamicClusterClient
 	Kube    *clusters.ClusterClientset
+	KCP     *clusters.KCPClusterClientset
 	// ResolvePath maps a workspace path or cluster name to its cluster;
 	// PathOf returns the canonical path of a cluster, "" if unknown.
 	ResolvePath func(logicalcluster.Path) (logicalcluster.Name, bool)
@@ -209,6 +210,15 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 	pl := reconciler.New("compute-placement", reconciler.Func(c.reconcilePlacement), reconciler.Options{Workers: 2})
 	ns := reconciler.New("compute-namespace", reconciler.Func(c.reconcileNamespace), reconciler.Options{Workers: 2})
 	res := reconciler.New("compute-resources", reconciler.Func(c.reconcileResources), reconciler.Options{Workers: 2})
+	defLoc := reconciler.New("compute-default-location", reconciler.Func(c.reconcileDefaultLocation), reconciler.Options{Workers: 1})
+	defPl := reconciler.New("compute-default-placement", reconciler.Func(c.reconcileDefaultPlacement), reconciler.Options{Workers: 1})
+	// The default Location is kept per cluster.
+	byCluster := func(obj any) []reconciler.Key {
+		if cluster, ok := clusterOf(obj); ok && cluster != "" {
+			return []reconciler.Key{{Cluster: cluster}}
+		}
+		return nil
+	}
 
 	watches := []struct {
 		ctrl     *reconciler.Controller
@@ -229,13 +239,19 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 		{ns, c.placements.Informer(), reconciler.EnqueueMappedHandler(ns, c.namespacesOfPlacement)},
 		{res, c.namespaces.Informer(), namespaceStateHandler(res)},
 		{res, c.bindings.Informer(), reconciler.EnqueueMappedHandler(res, c.placedNamespacesOf)},
+		{defLoc, c.syncTargets.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
+		{defLoc, c.locations.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
+		{defPl, c.bindings.Informer(), cache.FilteringResourceEventHandler{FilterFunc: isComputeOrScheduling, Handler: defPl.EnqueueHandler()}},
+		// A binding to scheduling.kcp.io makes Placements servable: the
+		// compute bindings of the cluster may get theirs.
+		{defPl, c.bindings.Informer(), reconciler.EnqueueMappedHandler(defPl, c.computeBindingsOf)},
 	}
 	for _, w := range watches {
 		if err := w.ctrl.Watch(w.informer, w.handler); err != nil {
 			return nil, fmt.Errorf("%s: %w", w.ctrl.Name(), err)
 		}
 	}
-	return []*reconciler.Controller{st, loc, pl, ns, res}, nil
+	return []*reconciler.Controller{st, loc, pl, ns, res, defLoc, defPl}, nil
 }
 
 func keysOf(objs []*unstructured.Unstructured, err error) []reconciler.Key {

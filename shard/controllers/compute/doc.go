@@ -54,6 +54,16 @@
 // with the time (RFC 3339); five seconds later the label and the annotation
 // go, as in kcp.
 //
+// # Defaults
+//
+// A workspace with SyncTargets gets the Location "default" of all of them
+// while it has none of that name, as kcp's. A bound compute binding without
+// the annotation workload.kcp.io/skip-default-object-creation gets its
+// workspace the Placement "default" (all namespaces, any Location of the
+// export's workspace) once the workspace serves Placements, and then the
+// annotation, so that a deleted default Placement stays deleted; `kubectl
+// kcp bind compute` creates its bindings with the annotation.
+//
 // # Objects
 //
 // The synced objects of a placed namespace (ConfigMaps, Secrets and the
@@ -65,7 +75,7 @@
 // finalizers.workload.kcp.io/<key> annotation holds it, marked with a
 // deletion time, so that the syncer removes the downstream copy first.
 //
-// Nothing is started per logical cluster, object or SyncTarget: five
+// Nothing is started per logical cluster, object or SyncTarget: seven
 // controllers and three informers per shard, whatever the number of
 // workspaces, and only once a workspace of the shard binds root's
 // workload.kcp.io or scheduling.kcp.io (before, about 120 goroutines and

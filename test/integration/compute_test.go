@@ -333,6 +333,14 @@ spec:
 	if lbls, err := cmState(t.Context(), "default", "elsewhere"); err != nil || len(lbls) != 0 {
 		t.Errorf("a configmap of an unplaced namespace: %v %v", err, lbls)
 	}
+	// Nobody but the shard's controllers places a namespace.
+	kcpAdmin := kcpAdminKubectl(t, s, t.TempDir())
+	if out, err := kcpAdmin("root:app", "label", "namespace", "default", "state.workload.kcp.io/"+keys["eu-2"]+"=Sync"); err == nil || !strings.Contains(out, "set by its Placements") {
+		t.Errorf("a workspace admin placing a namespace by hand: %v\n%s", err, out)
+	}
+	if out, err := kcpAdmin("root:app", "label", "namespace", "web", "team=a"); err != nil {
+		t.Errorf("a workspace admin labelling a placed namespace: %v\n%s", err, out)
+	}
 	// The default namespace is not selected.
 	if ns, err := kube(t, s, app).CoreV1().Namespaces().Get(t.Context(), "default", metav1.GetOptions{}); err != nil || ns.Labels["state.workload.kcp.io/"+first] != "" {
 		t.Errorf("namespace default: %v %v", err, ns.GetLabels())

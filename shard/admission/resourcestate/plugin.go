@@ -1,5 +1,7 @@
 // Package resourcestate is the admission plugin that makes the objects of
-// a placed namespace carry its placement: a create or update of a synced
+// a placed namespace carry its placement, and that keeps users from placing
+// a namespace by hand (only the shard's controllers set a namespace's
+// state labels, deletion times and placement annotation): a create or update of a synced
 // resource (ConfigMaps, Secrets and what the workspace's compute bindings
 // bind) in a namespace with state.workload.kcp.io/<key> labels gets the
 // same labels, and the namespace's deletion times, as kcp's resource
@@ -11,6 +13,9 @@ package resourcestate
 
 import (
 	"context"
+	"errors"
+	"maps"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,8 +25,11 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	schedulingv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/scheduling/v1alpha1"
+	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/shardadmin"
 	"github.com/tessera-dev/tessera/shard/controllers/compute"
 )
 
@@ -44,8 +52,13 @@ func New(namespaces informers.Informer[*corev1.Namespace], bindings informers.In
 	return &Plugin{Handler: admission.NewHandler(admission.Create, admission.Update), namespaces: namespaces, bindings: bindings, now: time.Now}
 }
 
-// Admit sets the state labels of a synced object in a placed namespace.
+// Admit sets the state labels of a synced object in a placed namespace,
+// and keeps anyone but the shard's controllers from changing a
+// namespace's placement.
 func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+	if a.GetSubresource() == "" && a.GetResource().GroupResource() == corev1.Resource("namespaces") {
+		return guardNamespace(a)
+	}
 	if a.GetSubresource() != "" || a.GetNamespace() == "" || a.GetObject() == nil {
 		return nil
 	}
@@ -76,6 +89,47 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.
 	}
 	compute.ApplyNamespaceState(obj, ns, p.now())
 	return nil
+}
+
+// guardNamespace refuses a create or update of a namespace by anyone but
+// a shard admin (the compute controllers) that sets or changes its state
+// labels, deletion times or placement annotation: a tenant must not
+// schedule its workloads to a SyncTarget its Placements did not choose.
+func guardNamespace(a admission.Attributes) error {
+	if u := a.GetUserInfo(); u != nil && shardadmin.Is(u) {
+		return nil
+	}
+	newObj, err := meta.Accessor(a.GetObject())
+	if err != nil {
+		return nil
+	}
+	var oldLabels, oldAnnotations map[string]string
+	if a.GetOldObject() != nil {
+		if old, err := meta.Accessor(a.GetOldObject()); err == nil {
+			oldLabels, oldAnnotations = old.GetLabels(), old.GetAnnotations()
+		}
+	}
+	if !maps.Equal(placementOf(oldLabels, oldAnnotations), placementOf(newObj.GetLabels(), newObj.GetAnnotations())) {
+		return admission.NewForbidden(a, errors.New("the labels state.workload.kcp.io/*, the annotations deletion.internal.workload.kcp.io/* and scheduling.kcp.io/placement of a namespace are set by its Placements, not by hand"))
+	}
+	return nil
+}
+
+// placementOf returns the placement state in a namespace's labels and
+// annotations.
+func placementOf(lbls, ann map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range lbls {
+		if strings.HasPrefix(k, stateLabelPrefix) {
+			out["l:"+k] = v
+		}
+	}
+	for k, v := range ann {
+		if strings.HasPrefix(k, workloadv1alpha1.InternalClusterDeletionTimestampAnnotationPrefix) || k == schedulingv1alpha1.PlacementAnnotationKey {
+			out["a:"+k] = v
+		}
+	}
+	return out
 }
 
 // placed tells whether a namespace has state labels.

@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +25,6 @@ import (
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	schedulingv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/scheduling/v1alpha1"
-	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/shardadmin"
@@ -77,7 +75,7 @@ func (p *Plugin) Admit(ctx context.Context, a admission.Attributes, _ admission.
 	if err != nil {
 		return nil
 	}
-	if !placed(ns) && !carriesState(obj.GetLabels()) {
+	if !placed(ns) && !compute.HasStateLabels(obj.GetLabels()) {
 		return nil
 	}
 	bindings, err := p.bindings.Lister().Cluster(c.Name).List(labels.Everything())
@@ -109,39 +107,14 @@ func guardNamespace(a admission.Attributes) error {
 			oldLabels, oldAnnotations = old.GetLabels(), old.GetAnnotations()
 		}
 	}
-	if !maps.Equal(placementOf(oldLabels, oldAnnotations), placementOf(newObj.GetLabels(), newObj.GetAnnotations())) {
+	oldPlacement, oldPlaced := oldAnnotations[schedulingv1alpha1.PlacementAnnotationKey]
+	newPlacement, newPlaced := newObj.GetAnnotations()[schedulingv1alpha1.PlacementAnnotationKey]
+	if oldPlaced != newPlaced || oldPlacement != newPlacement ||
+		!maps.Equal(compute.PlacementState(oldLabels, oldAnnotations), compute.PlacementState(newObj.GetLabels(), newObj.GetAnnotations())) {
 		return admission.NewForbidden(a, errors.New("the labels state.workload.kcp.io/*, the annotations deletion.internal.workload.kcp.io/* and scheduling.kcp.io/placement of a namespace are set by its Placements, not by hand"))
 	}
 	return nil
 }
 
-// placementOf returns the placement state in a namespace's labels and
-// annotations.
-func placementOf(lbls, ann map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range lbls {
-		if strings.HasPrefix(k, stateLabelPrefix) {
-			out["l:"+k] = v
-		}
-	}
-	for k, v := range ann {
-		if strings.HasPrefix(k, workloadv1alpha1.InternalClusterDeletionTimestampAnnotationPrefix) || k == schedulingv1alpha1.PlacementAnnotationKey {
-			out["a:"+k] = v
-		}
-	}
-	return out
-}
-
 // placed tells whether a namespace has state labels.
-func placed(ns *corev1.Namespace) bool { return carriesState(ns.Labels) }
-
-func carriesState(lbls map[string]string) bool {
-	for k := range lbls {
-		if len(k) > len(stateLabelPrefix) && k[:len(stateLabelPrefix)] == stateLabelPrefix {
-			return true
-		}
-	}
-	return false
-}
-
-const stateLabelPrefix = "state.workload.kcp.io/"
+func placed(ns *corev1.Namespace) bool { return compute.HasStateLabels(ns.Labels) }

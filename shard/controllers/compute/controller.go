@@ -241,7 +241,7 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 		{res, c.bindings.Informer(), reconciler.EnqueueMappedHandler(res, c.placedNamespacesOf)},
 		{defLoc, c.syncTargets.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
 		{defLoc, c.locations.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
-		{defPl, c.bindings.Informer(), cache.FilteringResourceEventHandler{FilterFunc: isComputeOrScheduling, Handler: defPl.EnqueueHandler()}},
+		{defPl, c.bindings.Informer(), cache.FilteringResourceEventHandler{FilterFunc: needsDefaultPlacementEvent, Handler: defPl.EnqueueHandler()}},
 		// A binding to scheduling.kcp.io makes Placements servable: the
 		// compute bindings of the cluster may get theirs.
 		{defPl, c.bindings.Informer(), reconciler.EnqueueMappedHandler(defPl, c.computeBindingsOf)},
@@ -339,10 +339,8 @@ func (c *Controller) concernsNamespace(obj any) bool {
 	if _, ok := ns.Annotations[schedulingv1alpha1.PlacementAnnotationKey]; ok {
 		return true
 	}
-	for k := range ns.Labels {
-		if len(k) > len(workloadv1alpha1.ClusterResourceStateLabelPrefix) && k[:len(workloadv1alpha1.ClusterResourceStateLabelPrefix)] == workloadv1alpha1.ClusterResourceStateLabelPrefix {
-			return true
-		}
+	if HasStateLabels(ns.Labels) {
+		return true
 	}
 	placements, err := c.placements.Lister().Cluster(logicalcluster.From(ns)).List(labels.Everything())
 	return err == nil && len(placements) > 0

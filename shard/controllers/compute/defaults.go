@@ -135,9 +135,9 @@ func (c *Controller) servesPlacements(cluster logicalcluster.Name) bool {
 	return false
 }
 
-// isComputeOrScheduling tells whether a binding event may need a default
-// Placement: a compute binding without the skip annotation.
-func isComputeOrScheduling(obj any) bool {
+// needsDefaultPlacementEvent tells whether a binding event may need a
+// default Placement: a compute binding without the skip annotation.
+func needsDefaultPlacementEvent(obj any) bool {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}

@@ -17,22 +17,29 @@ import (
 	"github.com/tessera-dev/tessera/pkg/reconciler"
 )
 
-// placementState is what of a namespace its objects follow: its state
-// labels and deletion annotations.
-func placementState(ns *corev1.Namespace) map[string]string {
+// PlacementState is what of a namespace its objects follow, from its
+// labels and annotations: its state labels and deletion times.
+func PlacementState(lbls, ann map[string]string) map[string]string {
 	out := map[string]string{}
-	for k, v := range ns.Labels {
+	for k, v := range lbls {
 		if strings.HasPrefix(k, workloadv1alpha1.ClusterResourceStateLabelPrefix) {
 			out["l:"+k] = v
 		}
 	}
-	for k, v := range ns.Annotations {
+	for k, v := range ann {
 		if strings.HasPrefix(k, workloadv1alpha1.InternalClusterDeletionTimestampAnnotationPrefix) {
 			out["a:"+k] = v
 		}
 	}
 	return out
 }
+
+func placementState(ns *corev1.Namespace) map[string]string {
+	return PlacementState(ns.Labels, ns.Annotations)
+}
+
+// HasStateLabels tells whether lbls hold a state.workload.kcp.io/ label.
+func HasStateLabels(lbls map[string]string) bool { return len(stateKeys(lbls)) > 0 }
 
 // namespaceStateHandler enqueues a namespace whose placement state changed.
 func namespaceStateHandler(ctrl *reconciler.Controller) cache.ResourceEventHandler {

@@ -80,7 +80,11 @@ kubectl: $(KUBECTL) ## Make sure a kubectl is available (builds one when the mac
 
 .PHONY: test
 test: verify kubectl ## Verify, then run unit, integration, fuzz and e2e tests (what CI runs)
-	KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./...
+	@# The shards' logs bury a failure's reasons: they are repeated at the end.
+	@set -o pipefail; log=$$(mktemp); \
+	if ! KUBECTL=$(KUBECTL) $(GO) test -timeout $(TEST_TIMEOUT) ./... 2>&1 | tee $$log; then \
+		echo "=== failed tests and their messages:"; grep -E -A12 -- '^\s*--- FAIL|^panic:|^FAIL' $$log | grep -v -E '^[IEW][0-9]{4} ' | tail -200; rm -f $$log; exit 1; \
+	fi; rm -f $$log
 	$(MAKE) --no-print-directory test-fidelity
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-e2e

@@ -63,21 +63,32 @@ func (b *builtinProtobuf) Decode(data []byte, defaults *schema.GroupVersionKind,
 	return u, gvk, nil
 }
 
-// Encode encodes an Unstructured object of the kind as its Go type; any
-// other object with the meta serializer.
+// Encode encodes an Unstructured object of the kind, or a list of them (a
+// list or deletecollection answer), as its Go type; any other object with
+// the meta serializer.
 func (b *builtinProtobuf) Encode(obj runtime.Object, w io.Writer) error {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || u.GroupVersionKind() != b.kind {
+	kind := b.kind
+	var content map[string]any
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		content = o.Object
+		if o.GroupVersionKind() != kind {
+			return b.meta.Encode(obj, w)
+		}
+	case *unstructured.UnstructuredList:
+		kind = b.kind.GroupVersion().WithKind(b.kind.Kind + "List")
+		content = o.UnstructuredContent()
+	default:
 		return b.meta.Encode(obj, w)
 	}
-	typed, err := clientgoscheme.Scheme.New(b.kind)
+	typed, err := clientgoscheme.Scheme.New(kind)
 	if err != nil {
 		return err
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
-		return fmt.Errorf("converting %s to protobuf: %w", b.kind, err)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, typed); err != nil {
+		return fmt.Errorf("converting %s to protobuf: %w", kind, err)
 	}
-	typed.GetObjectKind().SetGroupVersionKind(b.kind)
+	typed.GetObjectKind().SetGroupVersionKind(kind)
 	return b.typed.Encode(typed, w)
 }
 

@@ -55,6 +55,21 @@ func TestBuiltinProtobuf(t *testing.T) {
 	if len(containers) != 1 || containers[0].(map[string]any)["image"] != "kuard:blue" || bu.GetName() != "kuard" || bu.GetLabels()["app"] != "kuard" {
 		t.Errorf("decoded: %v", bu.Object)
 	}
+	// A list (the answer to a list or a deletecollection, which the
+	// namespace deleter asks for in protobuf) is encoded as the kind's list.
+	buf.Reset()
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "apps/v1", "kind": "DeploymentList", "metadata": map[string]any{"resourceVersion": "7"}}}
+	list.Items = []unstructured.Unstructured{*u}
+	if err := s.Encode(list, &buf); err != nil {
+		t.Fatal(err)
+	}
+	obj, _, err = protobuf.NewSerializer(clientgoscheme.Scheme, clientgoscheme.Scheme).Decode(buf.Bytes(), nil, &appsv1.DeploymentList{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := obj.(*appsv1.DeploymentList); len(l.Items) != 1 || l.Items[0].Name != "kuard" || l.ResourceVersion != "7" {
+		t.Errorf("encoded DeploymentList: %+v", l)
+	}
 	// A Status goes to the meta serializer.
 	buf.Reset()
 	if err := s.Encode(&metav1.Status{Status: metav1.StatusFailure, Message: "no"}, &buf); err != nil || buf.Len() == 0 {

@@ -163,6 +163,7 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	compute := computectrl.New(computectrl.Config{
 		Factory:     s.Informers,
 		Exports:     &s.apiExports,
+		Schemas:     &s.apiResourceSchemas,
 		Shards:      &s.shards,
 		Dynamic:     s.dynamicClients,
 		Kube:        kube,

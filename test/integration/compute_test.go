@@ -391,19 +391,39 @@ spec:
 	})
 }
 
-// reportKubernetesSynced sets what a syncer reports of its physical
-// cluster on a SyncTarget: it runs all of the resources of the export
-// kubernetes with identity.
+// reportKubernetesSynced does what a syncer does once it has compared its
+// physical cluster with the SyncTarget's synced resources, which the shard
+// computes from spec.supportedAPIExports: it accepts them all. It waits
+// until they include the resources of the export kubernetes with identity.
 func reportKubernetesSynced(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, name, identity string) {
 	t.Helper()
-	var synced []string
-	for _, gr := range [][2]string{{"apps", "deployments"}, {"", "services"}, {"networking.k8s.io", "ingresses"}, {"", "pods"}, {"", "endpoints"}} {
-		synced = append(synced, fmt.Sprintf(`{"group":%q,"resource":%q,"versions":["v1"],"identityHash":%q,"state":"Accepted"}`, gr[0], gr[1], identity))
-	}
-	if _, err := dynamicClient(t, s, cluster).Resource(syncTargetsGVR).Patch(t.Context(), name, types.MergePatchType,
-		[]byte(`{"status":{"syncedResources":[`+strings.Join(synced, ",")+`]}}`), metav1.PatchOptions{}, "status"); err != nil {
-		t.Fatal(err)
-	}
+	client := dynamicClient(t, s, cluster).Resource(syncTargetsGVR)
+	eventually(t, 30*time.Second, "SyncTarget "+name+" accepting the resources of kubernetes", func(ctx context.Context) (bool, error) {
+		st, err := client.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		synced, _, _ := unstructured.NestedSlice(st.Object, "status", "syncedResources")
+		found := map[string]bool{}
+		for _, r := range synced {
+			m := r.(map[string]any)
+			if m["identityHash"] == identity {
+				group, _ := m["group"].(string)
+				found[group+"/"+fmt.Sprint(m["resource"])] = true
+			}
+			m["state"] = "Accepted"
+		}
+		for _, gr := range []string{"apps/deployments", "/services", "networking.k8s.io/ingresses", "/pods", "/endpoints"} {
+			if !found[gr] {
+				return false, fmt.Errorf("%s not among the synced resources %v", gr, synced)
+			}
+		}
+		if err := unstructured.SetNestedSlice(st.Object, synced, "status", "syncedResources"); err != nil {
+			return false, err
+		}
+		_, err = client.UpdateStatus(ctx, st, metav1.UpdateOptions{})
+		return err == nil, nil
+	})
 }
 
 // waitComputeExports waits until root's APIExports workload.kcp.io and
@@ -778,7 +798,7 @@ func TestComputeDefaults(t *testing.T) {
 	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
 	waitBound(t, s, compute, "workload.kcp.io")
 	waitBound(t, s, compute, "scheduling.kcp.io")
-	applyEventually(t, s, compute, "apiVersion: workload.kcp.io/v1alpha1\nkind: SyncTarget\nmetadata:\n  name: kind\n")
+	applyEventually(t, s, compute, "apiVersion: workload.kcp.io/v1alpha1\nkind: SyncTarget\nmetadata:\n  name: kind\nspec:\n  supportedAPIExports:\n  - export: kubernetes\n")
 	reportKubernetesSynced(t, s, compute, "kind", identity)
 	startHeartbeats(t, s, compute, "kind")
 	eventually(t, 30*time.Second, "the default Location with the SyncTarget", func(ctx context.Context) (bool, error) {

@@ -46,6 +46,8 @@ type Resource struct {
 	Scope apiextensionsv1.ResourceScope
 	// Status tells whether the resource has a status subresource.
 	Status bool
+	// Scale, if set, is the resource's scale subresource.
+	Scale *apiextensionsv1.CustomResourceSubresourceScale
 	// PrinterColumns are the additional printer columns (optional).
 	PrinterColumns []apiextensionsv1.CustomResourceColumnDefinition
 	// Adjust, if set, changes the converted schema before it is stored,
@@ -108,6 +110,7 @@ func Schema(r Resource) (*apisv1alpha1.APIResourceSchema, error) {
 	if r.Status {
 		v.Subresources.Status = &apiextensionsv1.CustomResourceSubresourceStatus{}
 	}
+	v.Subresources.Scale = r.Scale.DeepCopy()
 	if err := v.SetSchema(props); err != nil {
 		return nil, fmt.Errorf("resource %s.%s: encoding the schema: %w", r.Names.Plural, r.Group, err)
 	}

@@ -52,6 +52,8 @@ func kubernetesResources() []Resource {
 			Model: appsv1.Deployment{}.OpenAPIModelName(), Group: "apps", Version: "v1",
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "deployments", Singular: "deployment", Kind: "Deployment", ShortNames: []string{"deploy"}, Categories: []string{"all"}},
 			Scope: apiextensionsv1.NamespaceScoped, Status: true,
+			// kubectl scale; Deployment's status has no selector string.
+			Scale: &apiextensionsv1.CustomResourceSubresourceScale{SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas"},
 			PrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
 				{Name: "Ready", Type: "string", JSONPath: ".status.readyReplicas", Description: "Ready replicas"},
 				{Name: "Up-to-date", Type: "integer", JSONPath: ".status.updatedReplicas"},

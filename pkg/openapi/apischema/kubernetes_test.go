@@ -24,6 +24,9 @@ func TestKubernetesSchemas(t *testing.T) {
 			if containers.Items == nil || containers.Items.Schema.Properties["image"].Type != "string" {
 				t.Errorf("deployments: spec.template.spec.containers[].image: %+v", containers)
 			}
+			if sc := s.Spec.Versions[0].Subresources.Scale; sc == nil || sc.SpecReplicasPath != ".spec.replicas" || sc.StatusReplicasPath != ".status.replicas" {
+				t.Errorf("deployments: scale subresource %+v, want kubectl scale's replicas paths", sc)
+			}
 			if props.Properties["status"].Properties["readyReplicas"].Type != "integer" {
 				t.Errorf("deployments: status.readyReplicas: %+v", props.Properties["status"].Properties["readyReplicas"])
 			}

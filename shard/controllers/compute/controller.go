@@ -45,6 +45,9 @@ type Config struct {
 	// Exports finds root's APIExports (with the cache's replicas on a
 	// shard that does not host root).
 	Exports *informers.Informer[*apisv1alpha1.APIExport]
+	// Schemas finds the APIResourceSchemas of the exports a SyncTarget
+	// supports.
+	Schemas *informers.Informer[*apisv1alpha1.APIResourceSchema]
 	// Shards are root's Shards, for the virtual workspace URLs.
 	Shards *informers.Informer[*corev1alpha1.Shard]
 	// Dynamic, Kube and KCP write objects in a logical cluster.
@@ -228,6 +231,9 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 		{st, c.syncTargets.Informer(), st.EnqueueHandler()},
 		// Shards change the virtual workspace URLs of every SyncTarget.
 		{st, c.cfg.Shards.Informer(), reconciler.EnqueueMappedHandler(st, func(any) []reconciler.Key { return keysOf(c.syncTargets.Lister().List(labels.Everything())) })},
+		// Exports and their schemas make a SyncTarget's synced resources.
+		{st, c.cfg.Exports.Informer(), reconciler.EnqueueMappedHandler(st, c.syncTargetsSupporting)},
+		{st, c.cfg.Schemas.Informer(), reconciler.EnqueueMappedHandler(st, c.syncTargetsSupporting)},
 		{loc, c.locations.Informer(), loc.EnqueueHandler()},
 		{loc, c.syncTargets.Informer(), reconciler.EnqueueMappedHandler(loc, func(obj any) []reconciler.Key { return c.inCluster(c.locations, obj) })},
 		{pl, c.placements.Informer(), pl.EnqueueHandler()},

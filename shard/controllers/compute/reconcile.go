@@ -20,7 +20,7 @@ import (
 )
 
 // reconcileSyncTarget keeps a SyncTarget's key label, virtual workspace
-// URLs and heartbeat conditions.
+// URLs, synced resources and heartbeat conditions.
 func (c *Controller) reconcileSyncTarget(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
 	obj, err := c.syncTargets.Lister().Cluster(key.Cluster).Get(key.Name)
 	if apierrors.IsNotFound(err) {
@@ -70,6 +70,7 @@ func (c *Controller) reconcileSyncTarget(ctx context.Context, key reconciler.Key
 		})
 	}
 	st.Status.VirtualWorkspaces = urls
+	st.Status.SyncedResources = c.syncedResources(key.Cluster, st)
 	next := setHeartbeat(st, c.now(), c.cfg.HeartbeatThreshold)
 	if !apiequality.Semantic.DeepEqual(before, &st.Status) {
 		u, err := toUnstructured(st)

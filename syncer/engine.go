@@ -1,0 +1,330 @@
+package syncer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/clusters"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
+)
+
+// resourceToSync is what an engine syncs: one resource, from the syncer
+// virtual workspaces at urls (one per shard).
+type resourceToSync struct {
+	gvr  schema.GroupVersionResource
+	urls []string
+}
+
+func (r resourceToSync) id() string { return r.gvr.String() + "@" + strings.Join(r.urls, ",") }
+
+// upstreamSource is one syncer virtual workspace: a wildcard informer of
+// the resource and per-cluster clients for the syncer's writes.
+type upstreamSource struct {
+	clients  *clusters.DynamicClusterClient
+	informer cache.SharedIndexInformer
+}
+
+// engine syncs one resource: objects down (spec, deletion), status up.
+// Its queue holds upstream keys (cluster|namespace/name); downstream
+// events map back to them through the downstream namespace's locator.
+type engine struct {
+	s        *Syncer
+	resource resourceToSync
+
+	upstream   []upstreamSource
+	downstream cache.SharedIndexInformer
+	ctrl       *reconciler.Controller
+	cancel     context.CancelFunc
+}
+
+func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
+	e := &engine{s: s, resource: rs}
+	for _, url := range rs.urls {
+		cfg := rest.CopyConfig(s.upstream)
+		cfg.Host = url
+		cfg.APIPath = ""
+		clients, err := clusters.NewDynamicForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		wildcard := clients.Wildcard().Resource(rs.gvr)
+		lw := informers.NoWatchList(&listWatch{client: wildcard})
+		e.upstream = append(e.upstream, upstreamSource{
+			clients:  clients,
+			informer: informers.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, informers.ClusterIndexers()),
+		})
+	}
+	// Not from the downstream factory: an engine's informer stops with it.
+	e.downstream = dynamicinformer.NewFilteredDynamicInformer(s.downstream, rs.gvr, metav1.NamespaceAll, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, s.keyLabelSelector).Informer()
+	e.ctrl = reconciler.New("syncer-"+rs.gvr.Resource, reconciler.Func(e.reconcile), reconciler.Options{Workers: s.opts.Workers})
+	for _, src := range e.upstream {
+		if err := e.ctrl.Watch(src.informer, e.ctrl.EnqueueHandler()); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.ctrl.Watch(e.downstream, reconciler.EnqueueMappedHandler(e.ctrl, e.upstreamKeyOf)); err != nil {
+		return nil, err
+	}
+	e.ctrl.WaitFor(s.namespaces.HasSynced)
+	return e, nil
+}
+
+// listWatch lists and watches through a dynamic resource client.
+type listWatch struct{ client dynamic.ResourceInterface }
+
+func (l *listWatch) List(lo metav1.ListOptions) (runtime.Object, error) {
+	return l.client.List(context.Background(), lo)
+}
+
+func (l *listWatch) Watch(lo metav1.ListOptions) (watch.Interface, error) {
+	return l.client.Watch(context.Background(), lo)
+}
+
+func (e *engine) start(ctx context.Context) {
+	ctx, e.cancel = context.WithCancel(ctx)
+	for _, src := range e.upstream {
+		go src.informer.RunWithContext(ctx)
+	}
+	go e.downstream.RunWithContext(ctx)
+	go func() {
+		// Once both sides are listed, every downstream object is looked
+		// at: one whose upstream object is gone (deleted while the syncer
+		// was away) is deleted, even if its namespace was listed after its
+		// own initial event.
+		syncs := []cache.InformerSynced{e.downstream.HasSynced, e.s.namespaces.HasSynced}
+		for _, src := range e.upstream {
+			syncs = append(syncs, src.informer.HasSynced)
+		}
+		if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
+			return
+		}
+		for _, obj := range e.downstream.GetStore().List() {
+			for _, key := range e.upstreamKeyOf(obj) {
+				e.ctrl.Enqueue(key)
+			}
+		}
+	}()
+	go func() {
+		if err := e.ctrl.Run(ctx); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Syncing stopped", "resource", e.resource.gvr)
+		}
+	}()
+	klog.FromContext(ctx).Info("Syncing", "resource", e.resource.gvr, "from", e.resource.urls)
+}
+
+func (e *engine) stop() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+}
+
+// upstreamKeyOf maps a downstream object to the key of its upstream
+// object, through its namespace's locator.
+func (e *engine) upstreamKeyOf(obj any) []reconciler.Key {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	nsObj, exists, err := e.s.namespaces.GetStore().GetByKey(u.GetNamespace())
+	if err != nil || !exists {
+		return nil
+	}
+	l, ok := LocatorOf(nsObj.(*unstructured.Unstructured).GetAnnotations())
+	if !ok || l.SyncTarget.UID != e.s.UID || !logicalcluster.Name(l.Cluster).IsValid() {
+		return nil
+	}
+	return []reconciler.Key{{Cluster: logicalcluster.Name(l.Cluster), Namespace: l.Namespace, Name: upstreamName(e.resource.gvr.Resource, u.GetName())}}
+}
+
+func (e *engine) locator(key reconciler.Key) NamespaceLocator {
+	return NamespaceLocator{
+		SyncTarget: SyncTargetLocator{Cluster: e.s.Cluster.String(), Name: e.s.Name, UID: e.s.UID},
+		Cluster:    key.Cluster.String(),
+		Namespace:  key.Namespace,
+	}
+}
+
+// reconcile brings one object's downstream copy and upstream status in
+// line:
+//   - no upstream object: the downstream copy is deleted;
+//   - an upstream object being deleted (or removed from the SyncTarget,
+//     which the virtual workspace shows as a deletion): the downstream
+//     copy is deleted, then the syncer's finalizer removed upstream;
+//   - otherwise the finalizer is put upstream first, then the object
+//     applied downstream (when what would be applied changed), then the
+//     downstream status written upstream (when it differs).
+func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
+	if key.Namespace == "" {
+		return reconciler.Result{}, nil // cluster-scoped resources are not synced
+	}
+	var up *unstructured.Unstructured
+	var src upstreamSource
+	for _, s := range e.upstream {
+		obj, exists, err := s.informer.GetStore().GetByKey(key.String())
+		if err != nil {
+			return reconciler.Result{}, err
+		}
+		if exists {
+			up, src = obj.(*unstructured.Unstructured), s
+			break
+		}
+	}
+	if up != nil && skipped(up) {
+		return reconciler.Result{}, nil
+	}
+	dsNamespace := DownstreamNamespace(e.locator(key))
+	dsName := downstreamName(e.resource.gvr.Resource, key.Name)
+	var down *unstructured.Unstructured
+	if obj, exists, err := e.downstream.GetStore().GetByKey(dsNamespace + "/" + dsName); err != nil {
+		return reconciler.Result{}, err
+	} else if exists {
+		down = obj.(*unstructured.Unstructured)
+	}
+	downstream := e.s.downstream.Resource(e.resource.gvr).Namespace(dsNamespace)
+
+	if up == nil || up.GetDeletionTimestamp() != nil {
+		if down != nil {
+			if down.GetDeletionTimestamp() == nil {
+				uid := down.GetUID()
+				err := downstream.Delete(ctx, dsName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+				if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+					return reconciler.Result{}, err
+				}
+				klog.FromContext(ctx).V(2).Info("Deleted downstream", "resource", e.resource.gvr.Resource, "object", key.String(), "namespace", dsNamespace)
+			}
+			// The downstream deletion's event brings the key back.
+			return reconciler.Result{}, nil
+		}
+		e.s.planCleaning(dsNamespace)
+		if up == nil {
+			return reconciler.Result{}, nil
+		}
+		return reconciler.Result{}, e.setFinalizer(ctx, src, up, false)
+	}
+
+	if !slices.Contains(up.GetFinalizers(), SyncerFinalizerPrefix+e.s.Key) {
+		// The update's event brings the key back.
+		return reconciler.Result{}, e.setFinalizer(ctx, src, up, true)
+	}
+	desired, err := desiredDownstream(up, e.resource.gvr.Resource, dsNamespace, e.s.Key)
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	if down == nil || down.GetAnnotations()[AppliedAnnotation] != desired.GetAnnotations()[AppliedAnnotation] {
+		if err := e.s.ensureNamespace(ctx, e.locator(key), dsNamespace); err != nil {
+			return reconciler.Result{}, err
+		}
+		body, err := json.Marshal(desired.Object)
+		if err != nil {
+			return reconciler.Result{}, err
+		}
+		if _, err := downstream.Patch(ctx, dsName, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: ptr.To(true)}); err != nil {
+			return reconciler.Result{}, fmt.Errorf("applying %s %s downstream in %s: %w", e.resource.gvr.Resource, key.String(), dsNamespace, err)
+		}
+		klog.FromContext(ctx).V(2).Info("Applied downstream", "resource", e.resource.gvr.Resource, "object", key.String(), "namespace", dsNamespace)
+		// The downstream event brings the key back for the status.
+		return reconciler.Result{}, nil
+	}
+
+	status, hasStatus := down.Object["status"]
+	if !hasStatus || equality.Semantic.DeepEqual(status, up.Object["status"]) {
+		return reconciler.Result{}, nil
+	}
+	updated := up.DeepCopy()
+	updated.Object["status"] = runtime.DeepCopyJSONValue(status)
+	client, err := src.clients.For(key.Cluster)
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	if _, err := client.Resource(e.resource.gvr).Namespace(key.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return reconciler.Result{}, nil // a newer upstream object comes as an event
+		}
+		return reconciler.Result{}, fmt.Errorf("writing the status of %s %s upstream: %w", e.resource.gvr.Resource, key.String(), err)
+	}
+	return reconciler.Result{}, nil
+}
+
+// setFinalizer adds or removes the syncer's finalizer on the upstream
+// object (the virtual workspace takes an update of the finalizers only).
+func (e *engine) setFinalizer(ctx context.Context, src upstreamSource, up *unstructured.Unstructured, present bool) error {
+	name := SyncerFinalizerPrefix + e.s.Key
+	finalizers := up.GetFinalizers()
+	if slices.Contains(finalizers, name) == present {
+		return nil
+	}
+	if present {
+		finalizers = append(slices.Clone(finalizers), name)
+	} else {
+		finalizers = slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool { return f == name })
+	}
+	updated := up.DeepCopy()
+	updated.SetFinalizers(finalizers)
+	client, err := src.clients.For(logicalcluster.From(up))
+	if err != nil {
+		return err
+	}
+	_, err = client.Resource(e.resource.gvr).Namespace(up.GetNamespace()).Update(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // a newer upstream object comes as an event
+	}
+	return err
+}
+
+// ensureNamespace creates the downstream namespace of l, named name, when
+// the namespace informer does not have it.
+func (s *Syncer) ensureNamespace(ctx context.Context, l NamespaceLocator, name string) error {
+	if obj, exists, err := s.namespaces.GetStore().GetByKey(name); err != nil {
+		return err
+	} else if exists && obj.(*unstructured.Unstructured).GetDeletionTimestamp() == nil {
+		return nil
+	} else if exists {
+		return fmt.Errorf("downstream namespace %s is being deleted; syncing into it again once it is gone", name)
+	}
+	locator, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(name)
+	ns.SetLabels(map[string]string{
+		workloadv1alpha1.InternalDownstreamClusterLabel: s.Key,
+		TenantIDLabel: TenantID(l),
+	})
+	ns.SetAnnotations(map[string]string{NamespaceLocatorAnnotation: string(locator)})
+	_, err = s.downstream.Resource(namespacesGVR).Create(ctx, ns, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err == nil {
+		klog.FromContext(ctx).V(2).Info("Created downstream namespace", "namespace", name, "upstream", l.Cluster+"|"+l.Namespace)
+	}
+	return err
+}

@@ -207,6 +207,9 @@ subjects:
 	if got := downDeployment.GetLabels(); got["internal.workload.kcp.io/cluster"] != key || got["app"] != "kuard" || hasPrefixKey(got, "state.workload.kcp.io/") {
 		t.Errorf("downstream Deployment's labels: %v", got)
 	}
+	if l, _, _ := unstructured.NestedStringMap(downDeployment.Object, "spec", "template", "metadata", "labels"); l["app"] != "kuard" {
+		t.Errorf("downstream pod template labels: %v (the selector must match them)", l)
+	}
 	if logicalcluster.From(downDeployment) != phys {
 		t.Errorf("downstream Deployment carries the upstream cluster: %v", downDeployment.GetAnnotations())
 	}

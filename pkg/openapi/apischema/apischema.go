@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/kube-openapi/pkg/common"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/utils/ptr"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/openapi"
@@ -143,7 +144,8 @@ func Schema(r Resource) (*apisv1alpha1.APIResourceSchema, error) {
 
 // JSONSchemaProps returns the structural schema of the OpenAPI model
 // model, with every $ref inlined. metadata (an ObjectMeta) is just
-// {type: object}, wherever it appears; Time and MicroTime are date-time
+// {type: object} at the root, and an object that keeps all of its fields
+// deeper (a pod template's labels); Time and MicroTime are date-time
 // strings; IntOrString and Quantity are int-or-string; RawExtension is an
 // object that preserves unknown fields, apiextensions' JSON any value that
 // does. Descriptions, enums, non-zero defaults, required fields and the
@@ -372,8 +374,14 @@ func (c *converter) reference(s *spec.Schema, model string) (*apiextensionsv1.JS
 		return nil, err
 	}
 	if model == objectMetaModel {
-		// Only {type: object}: the API server validates metadata itself,
-		// and a root metadata schema must not say anything else.
+		// At the root only {type: object}: the API server validates
+		// metadata itself, and a root metadata schema must not say
+		// anything else. Deeper (a Deployment's pod template) the
+		// metadata is kept whole, labels and annotations included,
+		// instead of pruned to nothing.
+		if len(c.path) != 1 {
+			out.XPreserveUnknownFields = ptr.To(true)
+		}
 		return out, nil
 	}
 	if s.Description != "" {

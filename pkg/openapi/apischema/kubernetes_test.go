@@ -24,6 +24,14 @@ func TestKubernetesSchemas(t *testing.T) {
 			if containers.Items == nil || containers.Items.Schema.Properties["image"].Type != "string" {
 				t.Errorf("deployments: spec.template.spec.containers[].image: %+v", containers)
 			}
+			// The pod template's labels must survive pruning: the
+			// selector has to match them.
+			if m := tmpl.Properties["metadata"]; m.XPreserveUnknownFields == nil || !*m.XPreserveUnknownFields {
+				t.Errorf("deployments: spec.template.metadata would be pruned: %+v", m)
+			}
+			if m := props.Properties["metadata"]; m.XPreserveUnknownFields != nil || len(m.Properties) > 0 {
+				t.Errorf("deployments: the root metadata schema says more than {type: object}: %+v", m)
+			}
 			if sc := s.Spec.Versions[0].Subresources.Scale; sc == nil || sc.SpecReplicasPath != ".spec.replicas" || sc.StatusReplicasPath != ".status.replicas" {
 				t.Errorf("deployments: scale subresource %+v, want kubectl scale's replicas paths", sc)
 			}

@@ -32,11 +32,15 @@ import (
 
 func main() {
 	binary := flag.String("tessera", "bin/tessera", "path of the tessera binary")
+	syncerBinary := flag.String("syncer", "bin/tessera-syncer", "path of the tessera-syncer binary")
+	syncerWS := flag.Int("syncer-workspaces", 100, "workspaces bound to compute in the syncer run")
+	syncerDeployments := flag.Int("syncer-deployments", 1000, "deployments across them whose sync latency is measured in the syncer run")
+	syncerObjects := flag.Int("syncer-objects", 9000, "more synced objects (configmaps) for the syncer's memory in the syncer run")
 	clustersN := flag.Int("clusters", 10000, "logical clusters to create")
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
 	samples := flag.Int("samples", 2000, "requests per latency figure")
 	workers := flag.Int("workers", 32, "parallel clients while filling the shard")
-	suites := flag.String("suites", "clusters,workspaces,fairness,watches,informers,apis", "comma-separated parts to run: clusters, workspaces, fairness, watches, informers, apis")
+	suites := flag.String("suites", "clusters,workspaces,fairness,watches,informers,apis,syncer", "comma-separated parts to run: clusters, workspaces, fairness, watches, informers, apis, syncer")
 	idleWatchers := flag.Int("idle-watchers", 10000, "idle watches, one per other cluster, in the watches run")
 	crWatches := flag.Int("cr-watches", 5000, "watches of custom resources in distinct (cluster, CRD) pairs in the watches run")
 	watchWrites := flag.Int("watch-writes", 2000, "creates per write-throughput figure in the watches run")
@@ -93,6 +97,11 @@ func main() {
 			err = informerBench(ctx, abs, *informers)
 		case "apis":
 			err = apisBench(ctx, abs, *bindings, *fanoutConsumers, *fanoutRate, *defaultWS)
+		case "syncer":
+			var syncerAbs string
+			if syncerAbs, err = filepath.Abs(*syncerBinary); err == nil {
+				err = syncerBench(ctx, abs, syncerAbs, *syncerWS, *syncerDeployments, *syncerObjects)
+			}
 		case "clusters":
 			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)
 		default:

@@ -106,23 +106,7 @@ func startShard(ctx context.Context, binary string, extraArgs ...string) (*shard
 
 // settledRSS waits for the shard's memory to settle and returns its RSS.
 func (s *shard) settledRSS(ctx context.Context) (int64, error) {
-	var last int64
-	for i := 0; i < 10; i++ {
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(2 * time.Second):
-		}
-		rss, err := rss(s.cmd.Process.Pid)
-		if err != nil {
-			return 0, err
-		}
-		if last != 0 && abs(rss-last) < 512*1024 {
-			return rss, nil
-		}
-		last = rss
-	}
-	return last, nil
+	return settledProcessRSS(ctx, s.cmd.Process.Pid, 512*1024)
 }
 
 func abs(x int64) int64 {

@@ -74,6 +74,9 @@ type Env struct {
 
 	keep  bool
 	group *process.Group
+	// TesseraArgs are more flags of the tessera process the framework
+	// starts (set before the first Tessera call), e.g. a battery.
+	TesseraArgs []string
 	// RunID makes the names of this run unique (logical clusters, kind
 	// clusters), so that runs against a shared installation do not collide.
 	RunID string

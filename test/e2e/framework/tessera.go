@@ -114,7 +114,7 @@ func (e *Env) startTessera(ctx context.Context) (*Tessera, error) {
 		p, err := e.group.Start(process.Spec{
 			Name: "tessera",
 			Path: bin,
-			Args: []string{"start",
+			Args: append([]string{"start",
 				"--root-directory", root,
 				"--bind-address", "127.0.0.1",
 				"--secure-port", process.Itoa(ports[0]),
@@ -123,7 +123,7 @@ func (e *Env) startTessera(ctx context.Context) (*Tessera, error) {
 				"--embedded-etcd-unsafe-no-fsync",
 				"--embedded-etcd-log-level", "warn",
 				"--token-auth-file", tokens,
-			},
+			}, e.TesseraArgs...),
 			CleanExit: true,
 		})
 		if err != nil {

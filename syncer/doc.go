@@ -57,9 +57,13 @@
 // every --heartbeat-interval (the shard marks it not Ready when heartbeats
 // stop) and exits when the SyncTarget's UID is not --sync-target-uid.
 //
+// With --resources, the syncer imports custom resources of the physical
+// cluster (CRDs named <plural>.<group>) into the SyncTarget's workspace:
+// an APIResourceSchema each, listed in the workspace's APIExport
+// kubernetes, which the SyncTarget then supports (importer.go).
+//
 // Not done yet: upsync (PersistentVolumes) and the upsyncer virtual
-// workspace, importing the physical cluster's own APIs (--resources is
-// refused), kcp's Deployment mutations (service account token and DNS in
+// workspace, importing built-in resources, kcp's Deployment mutations (service account token and DNS in
 // the physical cluster), spec-diff and status annotations for advanced
 // scheduling.
 package syncer

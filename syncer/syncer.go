@@ -52,6 +52,7 @@ type Syncer struct {
 	UID     types.UID
 	Key     string
 
+	downstreamConfig    *rest.Config
 	downstream          dynamic.Interface
 	downstreamDiscovery discovery.DiscoveryInterface
 	// downstreamFactory holds the downstream informers (namespaces and the
@@ -108,6 +109,7 @@ func New(ctx context.Context, o options.Completed) (*Syncer, error) {
 	}
 	s.Key = workloadv1alpha1.ToSyncTargetKey(s.Cluster.String(), s.Name)
 
+	s.downstreamConfig = down
 	if s.downstream, err = dynamic.NewForConfig(down); err != nil {
 		return nil, err
 	}
@@ -175,7 +177,15 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 	go stInformer.RunWithContext(ctx)
 
+	imported := len(s.opts.Resources) == 0
 	for {
+		if !imported {
+			if err := s.importResources(ctx); err != nil {
+				logger.Error(err, "Importing resources of the physical cluster; trying again in a minute")
+			} else {
+				imported = true
+			}
+		}
 		select {
 		case <-ctx.Done():
 			s.stopEngines(nil)

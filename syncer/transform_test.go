@@ -1,6 +1,7 @@
 package syncer
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,5 +127,15 @@ func TestDownstreamNames(t *testing.T) {
 		if got, found, _ := unstructured.NestedString(d.Object, "spec", "clusterIP"); found != kept || (kept && got != ip) {
 			t.Errorf("clusterIP %s downstream: %q (found %t)", ip, got, found)
 		}
+	}
+}
+
+// TestMergeSchemaNames: an imported schema replaces the export's schema of
+// the same resource and is added otherwise.
+func TestMergeSchemaNames(t *testing.T) {
+	got := mergeSchemaNames([]string{"v1.deployments.apps", "iaaa.widgets.example.com"}, []string{"ibbb.widgets.example.com", "iccc.gadgets.example.com"})
+	want := []string{"v1.deployments.apps", "ibbb.widgets.example.com", "iccc.gadgets.example.com"}
+	if !slices.Equal(got, want) {
+		t.Errorf("mergeSchemaNames = %v, want %v", got, want)
 	}
 }

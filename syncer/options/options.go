@@ -40,9 +40,9 @@ type Options struct {
 	SyncTargetName string
 	SyncTargetUID  string
 
-	// Resources are resources to sync besides those of the SyncTarget's
-	// supported APIExports, as resource.group (or resource for the core
-	// group): the syncer accepts them when the physical cluster serves them.
+	// Resources are custom resources of the physical cluster to import
+	// into the SyncTarget's workspace and sync, as <plural>.<group> (a
+	// CRD's name).
 	Resources []string
 
 	QPS   float32
@@ -75,7 +75,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.ToContext, "to-context", o.ToContext, "Context of --to-kubeconfig to use (its current context when empty).")
 	fs.StringVar(&o.SyncTargetName, "sync-target-name", o.SyncTargetName, "Name of the SyncTarget.")
 	fs.StringVar(&o.SyncTargetUID, "sync-target-uid", o.SyncTargetUID, "UID of the SyncTarget: the syncer refuses a SyncTarget of the same name but another UID.")
-	fs.StringSliceVar(&o.Resources, "resources", o.Resources, "Resources to sync besides those of the SyncTarget's supported APIExports, as resource.group (repeatable, comma-separated).")
+	fs.StringSliceVar(&o.Resources, "resources", o.Resources, "Custom resources of the physical cluster to import into the SyncTarget's workspace (its APIExport kubernetes) and sync, as <plural>.<group> (repeatable, comma-separated).")
 	fs.Float32Var(&o.QPS, "qps", o.QPS, "Queries per second to each of the workspace and the physical cluster.")
 	fs.IntVar(&o.Burst, "burst", o.Burst, "Burst of queries to each of the workspace and the physical cluster.")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Objects of one resource synced in parallel.")
@@ -113,10 +113,10 @@ func (o Completed) Validate() []error {
 	if o.FromCluster != "" && !logicalcluster.Name(o.FromCluster).IsValid() {
 		errs = append(errs, fmt.Errorf("--from-cluster %q: %s", o.FromCluster, logicalcluster.ValidationMessage))
 	}
-	if len(o.Resources) > 0 {
-		// Importing a physical cluster's own APIs into the SyncTarget's
-		// workspace is not built yet: refuse rather than ignore.
-		errs = append(errs, fmt.Errorf("--resources %s: importing resources from the physical cluster is not supported yet; sync the resources of an APIExport instead (the SyncTarget's spec.supportedAPIExports)", strings.Join(o.Resources, ",")))
+	for _, r := range o.Resources {
+		if plural, group, ok := strings.Cut(r, "."); !ok || plural == "" || group == "" || strings.ContainsAny(r, "/ ") {
+			errs = append(errs, fmt.Errorf("--resources %q: want <plural>.<group>, the name of a CustomResourceDefinition of the physical cluster, e.g. routes.route.openshift.io", r))
+		}
 	}
 	if o.QPS <= 0 || o.Burst <= 0 || o.Workers <= 0 {
 		errs = append(errs, errors.New("--qps, --burst and --workers must be positive"))

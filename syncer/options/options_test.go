@@ -35,14 +35,14 @@ func TestFlags(t *testing.T) {
 
 	bad := NewOptions()
 	bad.FromCluster = "Not Valid"
-	bad.Resources = []string{"routes.route.openshift.io"}
+	bad.Resources = []string{"routes"}
 	c, _ = bad.Complete()
 	var msgs []string
 	for _, err := range c.Validate() {
 		msgs = append(msgs, err.Error())
 	}
 	all := strings.Join(msgs, "\n")
-	for _, want := range []string{"--from-kubeconfig", "--sync-target-name", "--sync-target-uid", "--from-cluster", "--resources routes.route.openshift.io"} {
+	for _, want := range []string{"--from-kubeconfig", "--sync-target-name", "--sync-target-uid", "--from-cluster", `--resources "routes"`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("want an error naming %s in:\n%s", want, all)
 		}

@@ -145,6 +145,12 @@ rules:
   verbs: [update, patch]
 - nonResourceURLs: [/]
   verbs: [access]
+- apiGroups: [apis.kcp.io]
+  resources: [apiresourceschemas]
+  verbs: [get, create]
+- apiGroups: [apis.kcp.io]
+  resources: [apiexports]
+  verbs: [get, create, update]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -285,6 +291,10 @@ subjects:
 	if _, err := down.Resource(deploymentsGVR).Namespace(downNS).Create(t.Context(), orphan, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The restarted syncer also imports a custom resource of the physical
+	// cluster: workspaces bound to the export get it, and its objects sync.
+	mustCreateWidgetCRD(t, s, phys)
+	o.Resources = []string{"widgets.example.com"}
 	startSyncer(t, o)
 	eventually(t, 30*time.Second, "after the restart: second and settings downstream, orphan gone", func(ctx context.Context) (bool, error) {
 		_, err1 := down.Resource(deploymentsGVR).Namespace(downNS).Get(ctx, "second", metav1.GetOptions{})
@@ -306,6 +316,22 @@ subjects:
 	if want := []string{downNS + "/kuard", downNS + "/second"}; !slices.Equal(names, want) {
 		t.Errorf("downstream Deployments after the restart: %v, want %v", names, want)
 	}
+
+	eventually(t, 60*time.Second, "an imported Widget synced down", func(ctx context.Context) (bool, error) {
+		if _, err := s.Kubectl(app, "apply", "-n", "web", "-f", yamlFile(t, "widget.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n")); err != nil {
+			return false, nil
+		}
+		w, err := down.Resource(widgetsGVR).Namespace(downNS).Get(ctx, "w1", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		size, _, _ := unstructured.NestedInt64(w.Object, "spec", "size")
+		return size == 3, nil
+	})
+	if out := s.MustKubectl(t, compute, "get", "apiexports.v1alpha1.apis.kcp.io", "kubernetes", "-o", "jsonpath={.spec.latestResourceSchemas}"); !strings.Contains(out, ".widgets.example.com") {
+		t.Errorf("root:compute's export kubernetes after the import: %s", out)
+	}
+	s.MustKubectl(t, app, "delete", "widget", "w1", "-n", "web", "--wait=false")
 
 	// Deletion: the copy goes, then the syncer's finalizer, then the object;
 	// the emptied namespace goes too.

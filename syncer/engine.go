@@ -150,11 +150,7 @@ func (e *engine) upstreamKeyOf(obj any) []reconciler.Key {
 	if !ok {
 		return nil
 	}
-	nsObj, exists, err := e.s.namespaces.GetStore().GetByKey(u.GetNamespace())
-	if err != nil || !exists {
-		return nil
-	}
-	l, ok := LocatorOf(nsObj.(*unstructured.Unstructured).GetAnnotations())
+	l, ok := e.s.locatorOf(u.GetNamespace())
 	if !ok || l.SyncTarget.UID != e.s.UID || !logicalcluster.Name(l.Cluster).IsValid() {
 		return nil
 	}
@@ -304,6 +300,20 @@ func (e *engine) setFinalizer(ctx context.Context, src upstreamSource, up *unstr
 	return updated, err
 }
 
+// locatorOf returns the locator of a downstream namespace of the
+// SyncTarget: from the namespace informer, or, for a namespace the syncer
+// has just created, from what it created it with.
+func (s *Syncer) locatorOf(namespace string) (NamespaceLocator, bool) {
+	if obj, exists, err := s.namespaces.GetStore().GetByKey(namespace); err == nil && exists {
+		s.created.Delete(namespace)
+		return LocatorOf(obj.(*unstructured.Unstructured).GetAnnotations())
+	}
+	if l, ok := s.created.Load(namespace); ok {
+		return l.(NamespaceLocator), true
+	}
+	return NamespaceLocator{}, false
+}
+
 // ensureNamespace creates the downstream namespace of l, named name, when
 // the namespace informer does not have it.
 func (s *Syncer) ensureNamespace(ctx context.Context, l NamespaceLocator, name string) error {
@@ -327,6 +337,9 @@ func (s *Syncer) ensureNamespace(ctx context.Context, l NamespaceLocator, name s
 		TenantIDLabel: TenantID(l),
 	})
 	ns.SetAnnotations(map[string]string{NamespaceLocatorAnnotation: string(locator)})
+	// The namespace's objects may be seen before the namespace is: their
+	// events find the locator here.
+	s.created.Store(name, l)
 	_, err = s.downstream.Resource(namespacesGVR).Create(ctx, ns, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil

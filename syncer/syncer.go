@@ -59,7 +59,11 @@ type Syncer struct {
 	// synced resources), all filtered by the SyncTarget's key label.
 	downstreamFactory dynamicinformer.DynamicSharedInformerFactory
 	namespaces        cache.SharedIndexInformer
-	cleaner           *reconciler.Controller
+	// created holds the locators of namespaces the syncer created that
+	// the namespace informer may not have yet (namespace name to
+	// NamespaceLocator).
+	created sync.Map
+	cleaner *reconciler.Controller
 
 	mu      sync.Mutex
 	engines map[string]*engine // by engineID

@@ -361,24 +361,32 @@ func (s *Syncer) stopEngines(keep map[string]resourceToSync) {
 }
 
 // downstreamObjectsIn tells whether a running engine has a downstream
-// object in namespace.
-func (s *Syncer) downstreamObjectsIn(namespace string) (bool, error) {
+// object in namespace. Without running engines whose caches are filled
+// (the syncer just started, or its resources are changing) it cannot
+// tell, and says so.
+func (s *Syncer) downstreamObjectsIn(namespace string) (busy, known bool, err error) {
 	s.mu.Lock()
 	engines := make([]*engine, 0, len(s.engines))
 	for _, e := range s.engines {
 		engines = append(engines, e)
 	}
 	s.mu.Unlock()
+	if len(engines) == 0 {
+		return false, false, nil
+	}
 	for _, e := range engines {
+		if !e.downstream.HasSynced() {
+			return false, false, nil
+		}
 		objs, err := e.downstream.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
 		if err != nil {
-			return false, err
+			return false, false, err
 		}
 		if len(objs) > 0 {
-			return true, nil
+			return true, true, nil
 		}
 	}
-	return false, nil
+	return false, true, nil
 }
 
 // cleanNamespace deletes a downstream namespace of the SyncTarget that
@@ -392,8 +400,12 @@ func (s *Syncer) cleanNamespace(ctx context.Context, key reconciler.Key) (reconc
 	if ns.GetDeletionTimestamp() != nil {
 		return reconciler.Result{}, nil
 	}
-	if busy, err := s.downstreamObjectsIn(key.Name); err != nil || busy {
+	busy, known, err := s.downstreamObjectsIn(key.Name)
+	if err != nil || busy {
 		return reconciler.Result{}, err
+	}
+	if !known {
+		return reconciler.Result{RequeueAfter: s.opts.DownstreamNamespaceCleanDelay + time.Second}, nil
 	}
 	uid := ns.GetUID()
 	err = s.downstream.Resource(namespacesGVR).Delete(ctx, key.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})

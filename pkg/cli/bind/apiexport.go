@@ -114,13 +114,13 @@ func (o *apiExportOptions) run(ctx context.Context, out io.Writer, arg string) e
 		return err
 	}
 
-	conn, err := o.client.Connect()
+	clients, err := plugin.Connect(&o.client)
 	if err != nil {
 		return err
 	}
-	current := conn.Current()
+	current, c := clients.Path, clients.KCP
 	if o.acceptAll || o.rejectAll {
-		if claims, err = o.exportClaims(ctx, conn, ref); err != nil {
+		if claims, err = o.exportClaims(ctx, clients.Connection, ref); err != nil {
 			return err
 		}
 	}
@@ -137,14 +137,6 @@ func (o *apiExportOptions) run(ctx context.Context, out io.Writer, arg string) e
 			},
 			PermissionClaims: claims,
 		},
-	}
-	cfg := conn.Config(current)
-	// The wait paces its reads itself; client-go's rate limiter would only
-	// fail a read that it cannot let through before the deadline.
-	cfg.QPS = -1
-	c, err := kcp.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
 	}
 	created, err := c.APIBindings().Create(ctx, binding, metav1.CreateOptions{})
 	if err != nil {

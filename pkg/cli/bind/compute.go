@@ -152,21 +152,11 @@ func (o *computeOptions) run(ctx context.Context, out io.Writer, locationWorkspa
 		exports = append(exports, ref)
 	}
 
-	conn, err := o.client.Connect()
+	clients, err := plugin.Connect(&o.client)
 	if err != nil {
 		return err
 	}
-	current := conn.Current()
-	cfg := conn.Config(current)
-	cfg.QPS = -1
-	kcpClient, err := kcp.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
-	}
+	kcpClient, dyn := clients.KCP, clients.Dynamic
 
 	bindings, err := o.ensureBindings(ctx, out, kcpClient, exports)
 	if err != nil {

@@ -7,8 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 
+	"github.com/tessera-dev/tessera/pkg/cli/plugin"
 	"github.com/tessera-dev/tessera/pkg/cli/workspace"
 )
 
@@ -31,16 +31,11 @@ func cordonPatch(cordon bool) []byte {
 
 // run marks the SyncTarget unschedulable or schedulable, and says so.
 func (o *cordonOptions) run(ctx context.Context, out io.Writer, name string) error {
-	conn, err := o.client.Connect()
+	c, err := plugin.Connect(&o.client)
 	if err != nil {
 		return err
 	}
-	current := conn.Current()
-	dyn, err := dynamic.NewForConfig(conn.Config(current))
-	if err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
-	}
-	client := dyn.Resource(syncTargetsGVR)
+	client := c.Dynamic.Resource(syncTargetsGVR)
 	u, err := client.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("failed to get SyncTarget %s: %w", name, err)

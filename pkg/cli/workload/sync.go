@@ -144,12 +144,6 @@ func syncerID(name string, uid types.UID) string {
 	return syncerIDPrefix + name + "-" + plugin.ShortHash(string(uid))
 }
 
-// clients talk to the current workspace.
-type clients struct {
-	dyn  dynamic.Interface
-	kube kubernetes.Interface
-}
-
 // run sets up the SyncTarget and its syncer's access in the current
 // workspace and writes the physical cluster's manifest. Progress goes to
 // errOut, as kcp's; the manifest to the file or, with "-", to out.
@@ -158,23 +152,12 @@ func (o *syncOptions) run(ctx context.Context, out, errOut io.Writer, name strin
 	if err != nil {
 		return err
 	}
-	conn, err := o.client.Connect()
+	c, err := plugin.Connect(&o.client)
 	if err != nil {
 		return err
 	}
-	current := conn.Current()
-	cfg := conn.Config(current)
-	// The waits pace their reads themselves.
-	cfg.QPS = -1
-	c := clients{}
-	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
-	}
-	if c.kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
-	}
 
-	st, err := applySyncTarget(ctx, errOut, c.dyn, name, s)
+	st, err := applySyncTarget(ctx, errOut, c.Dynamic, name, s)
 	if err != nil {
 		return fmt.Errorf("failed to apply synctarget %q: %w", name, err)
 	}
@@ -191,11 +174,11 @@ func (o *syncOptions) run(ctx context.Context, out, errOut io.Writer, name strin
 		return fmt.Errorf("the syncer's namespace %q on the physical cluster is invalid (use --namespace): %s", namespace, strings.Join(msgs, "; "))
 	}
 
-	token, err := o.enableSyncer(ctx, errOut, c.kube, st, id)
+	token, err := o.enableSyncer(ctx, errOut, c.Kube, st, id)
 	if err != nil {
 		return err
 	}
-	kubeconfig, err := o.kubeconfig(cfg, token)
+	kubeconfig, err := o.kubeconfig(c.CurrentConfig, token)
 	if err != nil {
 		return err
 	}
@@ -208,7 +191,7 @@ func (o *syncOptions) run(ctx context.Context, out, errOut io.Writer, name strin
 		image:         o.image,
 		replicas:      int32(o.replicas),
 		resources:     o.resources,
-		permissions:   permissions(ctx, errOut, conn, current, st, o.resources, s.refs),
+		permissions:   permissions(ctx, errOut, c, st, o.resources, s.refs),
 		qps:           o.qps,
 		burst:         o.burst,
 		cleanDelay:    o.cleanDelay,
@@ -263,7 +246,9 @@ func applySyncTarget(ctx context.Context, errOut io.Writer, dyn dynamic.Interfac
 				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 				Spec:       workloadv1alpha1.SyncTargetSpec{SupportedAPIExports: s.exports},
 			}
-			st, err = createTyped(ctx, client, st)
+			st, err = send(st, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+				return client.Create(ctx, u, metav1.CreateOptions{})
+			})
 			return err
 		}
 		if err != nil {
@@ -285,7 +270,9 @@ func applySyncTarget(ctx context.Context, errOut io.Writer, dyn dynamic.Interfac
 		if !changed {
 			return nil
 		}
-		st, err = updateTyped(ctx, client, st)
+		st, err = send(st, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			return client.Update(ctx, u, metav1.UpdateOptions{})
+		})
 		return err
 	})
 	return st, err
@@ -299,24 +286,14 @@ func fromUnstructured(u *unstructured.Unstructured) (*workloadv1alpha1.SyncTarge
 	return st, nil
 }
 
-func createTyped(ctx context.Context, client dynamic.ResourceInterface, st *workloadv1alpha1.SyncTarget) (*workloadv1alpha1.SyncTarget, error) {
+// send writes st with write (a create or an update) and returns what the
+// server stored.
+func send(st *workloadv1alpha1.SyncTarget, write func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*workloadv1alpha1.SyncTarget, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(st)
 	if err != nil {
 		return nil, err
 	}
-	u, err := client.Create(ctx, &unstructured.Unstructured{Object: m}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return fromUnstructured(u)
-}
-
-func updateTyped(ctx context.Context, client dynamic.ResourceInterface, st *workloadv1alpha1.SyncTarget) (*workloadv1alpha1.SyncTarget, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(st)
-	if err != nil {
-		return nil, err
-	}
-	u, err := client.Update(ctx, &unstructured.Unstructured{Object: m}, metav1.UpdateOptions{})
+	u, err := write(&unstructured.Unstructured{Object: m})
 	if err != nil {
 		return nil, err
 	}
@@ -508,7 +485,7 @@ func (o *syncOptions) waitToken(ctx context.Context, kube kubernetes.Interface, 
 // physical cluster: Secrets and ConfigMaps, the --resources, those the
 // SyncTarget reports as synced, and those of its supported exports. An
 // export that cannot be read is left out, with a warning.
-func permissions(ctx context.Context, errOut io.Writer, conn *workspace.Connection, current logicalcluster.Path, st *workloadv1alpha1.SyncTarget, resources []string, refs []plugin.ExportRef) []string {
+func permissions(ctx context.Context, errOut io.Writer, c *plugin.Clients, st *workloadv1alpha1.SyncTarget, resources []string, refs []plugin.ExportRef) []string {
 	perms := append([]string{"secrets", "configmaps"}, resources...)
 	for _, r := range st.Status.SyncedResources {
 		perms = append(perms, qualifiedResource(r.Group, r.Resource))
@@ -516,12 +493,12 @@ func permissions(ctx context.Context, errOut io.Writer, conn *workspace.Connecti
 	for _, ref := range refs {
 		path := ref.Path
 		if path.Empty() {
-			path = current
+			path = c.Path
 		}
-		c, err := kcp.NewForConfig(conn.Config(path))
+		exports, err := kcp.NewForConfig(c.Config(path))
 		if err == nil {
 			var export *apisv1alpha1.APIExport
-			export, err = c.APIExports().Get(ctx, ref.Name, metav1.GetOptions{})
+			export, err = exports.APIExports().Get(ctx, ref.Name, metav1.GetOptions{})
 			if err == nil {
 				perms = append(perms, schemaResources(export.Spec.LatestResourceSchemas)...)
 				continue

@@ -1,7 +1,8 @@
 // Command kubectl-kcp is the kubectl kcp plugin: with it on PATH, "kubectl
 // kcp crd snapshot" turns CRDs into APIResourceSchemas, "kubectl kcp bind
-// apiexport" binds an APIExport into the current workspace and "kubectl kcp
-// ws" is kubectl ws.
+// apiexport" binds an APIExport into the current workspace, "kubectl kcp
+// workload sync" connects a physical cluster and "kubectl kcp ws" is
+// kubectl ws.
 package main
 
 import (

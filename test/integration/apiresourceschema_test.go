@@ -148,9 +148,7 @@ func TestCRDSnapshot(t *testing.T) {
 	c := logicalcluster.Name("cowboys-service")
 	createCluster(t, s, c)
 	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "kubectl-kcp"), "github.com/tessera-dev/tessera/cmd/kubectl-kcp").CombinedOutput(); err != nil {
-		t.Fatalf("building kubectl-kcp: %v\n%s", err, out)
-	}
+	kcpPlugin(t, bin)
 	crd := filepath.Join(t.TempDir(), "crd.yaml")
 	if err := os.WriteFile(crd, []byte(cowboysCRD), 0o600); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -439,6 +438,30 @@ func waitComputeExports(t *testing.T, s *framework.Shard) {
 	}
 }
 
+// waitComputeBattery waits until the battery root-compute-workspace has
+// set up root:compute with the APIExport kubernetes (its five resources,
+// an identity and the compute annotation), and returns root:compute's
+// logical cluster and the export's identity.
+func waitComputeBattery(t *testing.T, s *framework.Shard) (logicalcluster.Name, string) {
+	t.Helper()
+	var compute logicalcluster.Name
+	var identity string
+	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
+		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
+		if err != nil || ws.Spec.Cluster == "" {
+			return false, nil
+		}
+		compute = logicalcluster.Name(ws.Spec.Cluster)
+		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		identity = e.Status.IdentityHash
+		return identity != "" && len(e.Spec.LatestResourceSchemas) == 5 && e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] == "true", nil
+	})
+	return compute, identity
+}
+
 // applyEventually applies manifest in cluster with kubectl, retrying while
 // a just bound resource is not served yet.
 func applyEventually(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, manifest string) {
@@ -496,25 +519,9 @@ func TestAPIBindingExtraAnnotations(t *testing.T) {
 func TestBindCompute(t *testing.T) {
 	s := framework.StartShard(t, func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} })
 	plugins := wsPlugin(t)
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(plugins, "kubectl-kcp"), "github.com/tessera-dev/tessera/cmd/kubectl-kcp").CombinedOutput(); err != nil {
-		t.Fatalf("building kubectl-kcp: %v\n%s", err, out)
-	}
+	kcpPlugin(t, plugins)
 	w := newWSSession(t, s.Kubeconfig, plugins)
-	var compute logicalcluster.Name
-	var identity string
-	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
-		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		compute = logicalcluster.Name(ws.Spec.Cluster)
-		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		identity = e.Status.IdentityHash
-		return identity != "" && len(e.Spec.LatestResourceSchemas) == 5 && e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] == "true", nil
-	})
+	compute, identity := waitComputeBattery(t, s)
 	w.must("ws", "root:compute")
 	w.must("kcp", "bind", "apiexport", "root:workload.kcp.io")
 	w.must("kcp", "bind", "apiexport", "root:scheduling.kcp.io")
@@ -779,21 +786,7 @@ spec:
 func TestComputeDefaults(t *testing.T) {
 	s := framework.StartShard(t, func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} })
 	waitComputeExports(t, s)
-	var compute logicalcluster.Name
-	var identity string
-	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
-		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
-		if err != nil || ws.Spec.Cluster == "" {
-			return false, nil
-		}
-		compute = logicalcluster.Name(ws.Spec.Cluster)
-		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		identity = e.Status.IdentityHash
-		return identity != "", nil
-	})
+	compute, identity := waitComputeBattery(t, s)
 	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
 	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
 	waitBound(t, s, compute, "workload.kcp.io")

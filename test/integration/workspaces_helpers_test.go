@@ -79,6 +79,15 @@ func wsPlugin(t *testing.T) string {
 	return dir
 }
 
+// kcpPlugin builds cmd/kubectl-kcp into dir, which goes on PATH so that
+// the real kubectl runs "kubectl kcp ...".
+func kcpPlugin(t *testing.T, dir string) {
+	t.Helper()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "kubectl-kcp"), "github.com/tessera-dev/tessera/cmd/kubectl-kcp").CombinedOutput(); err != nil {
+		t.Fatalf("building kubectl-kcp: %v\n%s", err, out)
+	}
+}
+
 // wsSession runs kubectl with the kubectl-ws plugin on PATH against its own
 // copy of a kubeconfig, as a user at a terminal would.
 type wsSession struct {

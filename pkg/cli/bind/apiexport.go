@@ -8,13 +8,12 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/cli/plugin"
 	"github.com/tessera-dev/tessera/pkg/cli/workspace"
 	"github.com/tessera-dev/tessera/pkg/client/kcp"
-	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
 // apiExportOptions are the options of "kubectl kcp bind apiexport".
@@ -32,36 +31,8 @@ type apiExportOptions struct {
 	acceptAll, rejectAll bool
 }
 
-// exportRef is the APIExport argument, parsed.
-type exportRef struct {
-	// path is the path of the APIExport's workspace; empty means the
-	// current workspace.
-	path logicalcluster.Path
-	name string
-}
-
-const refFormat = "the format is [<workspace-path>:]<apiexport-name>, e.g. root:my-service:my-export"
-
-// parseExportRef splits the argument at the last ':' into the path of the
-// APIExport's workspace and its name. A name alone is an APIExport of the
-// current workspace. The name is left for the server to check.
-func parseExportRef(s string) (exportRef, error) {
-	if s == "" {
-		return exportRef{}, errors.New("the APIExport to bind is required as an argument; " + refFormat)
-	}
-	i := strings.LastIndex(s, logicalcluster.Separator)
-	if i < 0 {
-		return exportRef{name: s}, nil
-	}
-	path, name := s[:i], s[i+1:]
-	if !logicalcluster.IsValidPath(path) {
-		return exportRef{}, fmt.Errorf("invalid APIExport reference %q: %q is not a workspace path; %s", s, path, refFormat)
-	}
-	if name == "" {
-		return exportRef{}, fmt.Errorf("invalid APIExport reference %q: the APIExport name after the last ':' is missing; %s", s, refFormat)
-	}
-	return exportRef{path: logicalcluster.NewPath(path), name: name}, nil
-}
+// bindRequired is the error of a missing APIExport argument.
+const bindRequired = "the APIExport to bind is required as an argument; " + plugin.ExportRefFormat
 
 // parseClaim parses a permission claim flag value, <resource>.<group>,
 // where the group "core" stands for the core group ("").
@@ -128,7 +99,10 @@ func (o *apiExportOptions) validateAll() error {
 // run creates the APIBinding in the current workspace and waits until it
 // is bound.
 func (o *apiExportOptions) run(ctx context.Context, out io.Writer, arg string) error {
-	ref, err := parseExportRef(arg)
+	if arg == "" {
+		return errors.New(bindRequired)
+	}
+	ref, err := plugin.ParseExportRef(arg)
 	if err != nil {
 		return err
 	}
@@ -140,37 +114,29 @@ func (o *apiExportOptions) run(ctx context.Context, out io.Writer, arg string) e
 		return err
 	}
 
-	conn, err := o.client.Connect()
+	clients, err := plugin.Connect(&o.client)
 	if err != nil {
 		return err
 	}
-	current := conn.Current()
+	current, c := clients.Path, clients.KCP
 	if o.acceptAll || o.rejectAll {
-		if claims, err = o.exportClaims(ctx, conn, ref); err != nil {
+		if claims, err = o.exportClaims(ctx, clients.Connection, ref); err != nil {
 			return err
 		}
 	}
 
 	name := o.name
 	if name == "" {
-		name = ref.name
+		name = ref.Name
 	}
 	binding := &apisv1alpha1.APIBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: apisv1alpha1.APIBindingSpec{
 			Reference: apisv1alpha1.BindingReference{
-				Export: &apisv1alpha1.ExportBindingReference{Path: ref.path.String(), Name: ref.name},
+				Export: &apisv1alpha1.ExportBindingReference{Path: ref.Path.String(), Name: ref.Name},
 			},
 			PermissionClaims: claims,
 		},
-	}
-	cfg := conn.Config(current)
-	// The wait paces its reads itself; client-go's rate limiter would only
-	// fail a read that it cannot let through before the deadline.
-	cfg.QPS = -1
-	c, err := kcp.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
 	}
 	created, err := c.APIBindings().Create(ctx, binding, metav1.CreateOptions{})
 	if err != nil {
@@ -194,8 +160,8 @@ func (o *apiExportOptions) run(ctx context.Context, out io.Writer, arg string) e
 // as --accept-all-permission-claims or --reject-all-permission-claims say.
 // The claims are copied whole, identity hash and selector included, so
 // that they are the claims the APIExport makes.
-func (o *apiExportOptions) exportClaims(ctx context.Context, conn *workspace.Connection, ref exportRef) ([]apisv1alpha1.AcceptablePermissionClaim, error) {
-	path := ref.path
+func (o *apiExportOptions) exportClaims(ctx context.Context, conn *workspace.Connection, ref plugin.ExportRef) ([]apisv1alpha1.AcceptablePermissionClaim, error) {
+	path := ref.Path
 	if path.Empty() {
 		path = conn.Current()
 	}
@@ -203,9 +169,9 @@ func (o *apiExportOptions) exportClaims(ctx context.Context, conn *workspace.Con
 	if err != nil {
 		return nil, fmt.Errorf("creating client for %q: %w", path.String(), err)
 	}
-	export, err := c.APIExports().Get(ctx, ref.name, metav1.GetOptions{})
+	export, err := c.APIExports().Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("failed to get APIExport %q in %q: %w", ref.name, path.String(), err)
+		return nil, fmt.Errorf("failed to get APIExport %q in %q: %w", ref.Name, path.String(), err)
 	}
 	state := apisv1alpha1.ClaimAccepted
 	if o.rejectAll {
@@ -222,13 +188,6 @@ func (o *apiExportOptions) exportClaims(ctx context.Context, conn *workspace.Con
 // does.
 func isBound(b *apisv1alpha1.APIBinding) bool {
 	return b.Status.Phase == apisv1alpha1.APIBindingPhaseBound
-}
-
-// isRetryable tells whether an error is a transient condition of the server
-// that a later read may not see.
-func isRetryable(err error) bool {
-	return apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) ||
-		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err)
 }
 
 // waitForBound reads the binding with get every interval, starting from b,
@@ -266,7 +225,7 @@ func waitForBound(ctx context.Context, timeout, interval time.Duration, b *apisv
 			}
 		case ctx.Err() != nil:
 			// The read was cut by the deadline; report the timeout above.
-		case isRetryable(err):
+		case plugin.IsRetryable(err):
 			lastErr = err
 		default:
 			return err

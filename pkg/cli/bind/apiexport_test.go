@@ -388,35 +388,6 @@ func TestBindServerErrors(t *testing.T) {
 	}
 }
 
-func TestParseExportRef(t *testing.T) {
-	for _, tc := range []struct {
-		in       string
-		wantPath string
-		wantName string
-		wantErr  bool
-	}{
-		{in: "cowboys", wantName: "cowboys"},
-		{in: "wildwest.dev", wantName: "wildwest.dev"},
-		{in: "root:cowboys", wantPath: "root", wantName: "cowboys"},
-		{in: "root:wildwest:cowboys-service:wildwest.dev", wantPath: "root:wildwest:cowboys-service", wantName: "wildwest.dev"},
-		{in: "2fx9c0hk:cowboys", wantPath: "2fx9c0hk", wantName: "cowboys"},
-		{in: "", wantErr: true},
-		{in: "root:", wantErr: true},
-		{in: ":cowboys", wantErr: true},
-		{in: "root:-a:cowboys", wantErr: true},
-		{in: "root:a b:cowboys", wantErr: true},
-	} {
-		got, err := parseExportRef(tc.in)
-		if (err != nil) != tc.wantErr {
-			t.Errorf("parseExportRef(%q) error %v, want error %v", tc.in, err, tc.wantErr)
-			continue
-		}
-		if got.path.String() != tc.wantPath || got.name != tc.wantName {
-			t.Errorf("parseExportRef(%q) = %q, %q; want %q, %q", tc.in, got.path.String(), got.name, tc.wantPath, tc.wantName)
-		}
-	}
-}
-
 func TestParseClaim(t *testing.T) {
 	for _, tc := range []struct {
 		in      string

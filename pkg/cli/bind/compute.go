@@ -2,11 +2,9 @@ package bind
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"strings"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	schedulingv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/scheduling/v1alpha1"
 	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/cli/plugin"
 	"github.com/tessera-dev/tessera/pkg/cli/workspace"
 	"github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -85,18 +84,10 @@ has none, as Placements are served through it.`,
 	return cmd
 }
 
-// base36 returns the lower-case base-36 digits of b as a number.
-func base36(b []byte) string {
-	var i big.Int
-	i.SetBytes(b)
-	return i.Text(36)
-}
-
 // placementName is the name kcp's plugin gives a Placement: placement-
 // and 8 characters of a hash of what the Placement selects.
 func placementName(namespaceSelector string, locationSelectors []string, locationWorkspace string) string {
-	sum := sha256.Sum224([]byte(namespaceSelector + strings.Join(locationSelectors, ",") + locationWorkspace))
-	return "placement-" + base36(sum[:])[:8]
+	return "placement-" + plugin.ShortHash(namespaceSelector+strings.Join(locationSelectors, ",")+locationWorkspace)
 }
 
 // bindingName names the APIBinding to an export: the export's name and 8
@@ -107,8 +98,7 @@ func bindingName(path logicalcluster.Path, export string) string {
 	if len(export) > maxPrefix {
 		export = export[:maxPrefix]
 	}
-	sum := sha256.Sum224([]byte("/clusters/" + path.String()))
-	return export + "-" + base36(sum[:])[:8]
+	return export + "-" + plugin.ShortHash("/clusters/"+path.String())
 }
 
 // placement builds the Placement the options ask for.
@@ -150,33 +140,23 @@ func (o *computeOptions) run(ctx context.Context, out io.Writer, locationWorkspa
 	if err != nil {
 		return err
 	}
-	exports := []exportRef{}
+	exports := []plugin.ExportRef{}
 	for _, e := range append([]string{schedulingExport}, o.apiExports...) {
-		ref, err := parseExportRef(e)
+		ref, err := plugin.ParseExportRef(e)
 		if err != nil {
 			return err
 		}
-		if ref.path.Empty() {
+		if ref.Path.Empty() {
 			return fmt.Errorf("--apiexports %q: the APIExport's workspace path is required", e)
 		}
 		exports = append(exports, ref)
 	}
 
-	conn, err := o.client.Connect()
+	clients, err := plugin.Connect(&o.client)
 	if err != nil {
 		return err
 	}
-	current := conn.Current()
-	cfg := conn.Config(current)
-	cfg.QPS = -1
-	kcpClient, err := kcp.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("creating client for %q: %w", current.String(), err)
-	}
+	kcpClient, dyn := clients.KCP, clients.Dynamic
 
 	bindings, err := o.ensureBindings(ctx, out, kcpClient, exports)
 	if err != nil {
@@ -204,7 +184,7 @@ func (o *computeOptions) run(ctx context.Context, out io.Writer, locationWorkspa
 // ensureBindings returns the workspace's bindings to exports, creating
 // those that are missing. A binding counts when it names the export by the
 // same path.
-func (o *computeOptions) ensureBindings(ctx context.Context, out io.Writer, c *kcp.Clientset, exports []exportRef) ([]*apisv1alpha1.APIBinding, error) {
+func (o *computeOptions) ensureBindings(ctx context.Context, out io.Writer, c *kcp.Clientset, exports []plugin.ExportRef) ([]*apisv1alpha1.APIBinding, error) {
 	list, err := c.APIBindings().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing the APIBindings of the current workspace: %w", err)
@@ -214,7 +194,7 @@ func (o *computeOptions) ensureBindings(ctx context.Context, out io.Writer, c *k
 		var found *apisv1alpha1.APIBinding
 		for i := range list.Items {
 			e := list.Items[i].Spec.Reference.Export
-			if e != nil && e.Path == ref.path.String() && e.Name == ref.name {
+			if e != nil && e.Path == ref.Path.String() && e.Name == ref.Name {
 				found = &list.Items[i]
 				break
 			}
@@ -224,13 +204,13 @@ func (o *computeOptions) ensureBindings(ctx context.Context, out io.Writer, c *k
 			continue
 		}
 		b := &apisv1alpha1.APIBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: bindingName(ref.path, ref.name)},
+			ObjectMeta: metav1.ObjectMeta{Name: bindingName(ref.Path, ref.Name)},
 			Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{
-				Export: &apisv1alpha1.ExportBindingReference{Path: ref.path.String(), Name: ref.name},
+				Export: &apisv1alpha1.ExportBindingReference{Path: ref.Path.String(), Name: ref.Name},
 			}},
 		}
-		if ref.path.String()+":"+ref.name == schedulingExport {
-			b.Name = ref.name
+		if ref.Path.String()+":"+ref.Name == schedulingExport {
+			b.Name = ref.Name
 		} else {
 			// This command makes the Placement: no default one.
 			b.Annotations = map[string]string{workloadv1alpha1.AnnotationSkipDefaultObjectCreation: "true"}
@@ -240,9 +220,9 @@ func (o *computeOptions) ensureBindings(ctx context.Context, out io.Writer, c *k
 			created, err = c.APIBindings().Get(ctx, b.Name, metav1.GetOptions{})
 		}
 		if err != nil {
-			return nil, fmt.Errorf("binding APIExport %s:%s: %w", ref.path, ref.name, err)
+			return nil, fmt.Errorf("binding APIExport %s:%s: %w", ref.Path, ref.Name, err)
 		}
-		if _, err := fmt.Fprintf(out, "Binding APIExport %q.\n", ref.path.String()+":"+ref.name); err != nil {
+		if _, err := fmt.Fprintf(out, "Binding APIExport %q.\n", ref.Path.String()+":"+ref.Name); err != nil {
 			return nil, err
 		}
 		bindings = append(bindings, created)
@@ -292,7 +272,7 @@ func (o *computeOptions) waitPlacement(ctx context.Context, dyn dynamic.Interfac
 			if ready, message = placementReady(&p); ready {
 				return nil
 			}
-		} else if ctx.Err() == nil && !isRetryable(err) {
+		} else if ctx.Err() == nil && !plugin.IsRetryable(err) {
 			return fmt.Errorf("reading Placement %s: %w", name, err)
 		}
 		select {

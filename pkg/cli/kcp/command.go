@@ -1,5 +1,6 @@
 // Package kcp is Tessera's kubectl kcp plugin: the kcp plugin commands kcp
-// users run, on Tessera (ws, crd snapshot, bind apiexport).
+// users run, on Tessera (ws, crd snapshot, bind apiexport and compute,
+// workload sync, cordon and uncordon).
 package kcp
 
 import (
@@ -7,6 +8,7 @@ import (
 
 	"github.com/tessera-dev/tessera/pkg/cli/bind"
 	"github.com/tessera-dev/tessera/pkg/cli/crd"
+	"github.com/tessera-dev/tessera/pkg/cli/workload"
 	"github.com/tessera-dev/tessera/pkg/cli/workspace"
 )
 
@@ -23,6 +25,6 @@ func NewCommand(streams workspace.IOStreams) *cobra.Command {
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
-	cmd.AddCommand(bind.NewCommand(), crd.NewCommand(), workspace.NewCommand(streams))
+	cmd.AddCommand(bind.NewCommand(), crd.NewCommand(), workload.NewCommand(), workspace.NewCommand(streams))
 	return cmd
 }

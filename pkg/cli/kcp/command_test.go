@@ -15,7 +15,13 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{args: []string{"--help"}, want: []string{"bind", "crd", "ws"}},
+		{args: []string{"--help"}, want: []string{"bind", "crd", "workload", "ws"}},
+		{args: []string{"workload", "--help"}, want: []string{"sync ", "cordon ", "uncordon "}},
+		{args: []string{"workload", "sync", "--help"}, want: []string{
+			"kubectl kcp workload sync <sync-target-name> --syncer-image <image> -o <output-file> [flags]",
+			"--apiexports strings", "[root:compute:kubernetes]", "--qps float32", "(default 20)", "--burst int", "(default 30)",
+			"--downstream-namespace-clean-delay duration", "(default 30s)", "--kcp-namespace string", `(default "default")`,
+		}},
 		{args: []string{"bind", "--help"}, want: []string{"kubectl kcp bind [command]", "apiexport   Bind to an APIExport"}},
 		{args: []string{"bind"}, want: []string{"apiexport   Bind to an APIExport"}},
 		{args: []string{"bind", "apiexport", "--help"}, want: []string{

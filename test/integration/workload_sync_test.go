@@ -31,9 +31,9 @@ import (
 
 // TestWorkloadSync plays the seed's "configure kcp to sync to your
 // cluster" with the real kubectl and Tessera's plugins, on a shard with
-// the battery root-compute-workspace: in root:compute, bound to
-// root:workload.kcp.io, `kubectl kcp workload sync kind` creates the
-// SyncTarget, its syncer's service account, token, cluster role and
+// the battery root-compute-workspace: in root:compute, `kubectl kcp
+// workload sync kind` binds root:workload.kcp.io (as in kcp, where the
+// workspace would have it bound already), creates the SyncTarget, its syncer's service account, token, cluster role and
 // binding, and writes the physical cluster's manifest. The kubeconfig in
 // that manifest works: with it the syncer reads its SyncTarget, writes its
 // status, and lists through its syncer virtual workspace, but not through
@@ -47,20 +47,15 @@ func TestWorkloadSync(t *testing.T) {
 	compute, _ := waitComputeBattery(t, s)
 	w := newWSSession(t, s.Kubeconfig, plugins)
 	w.must("ws", "root:compute")
-	w.must("kcp", "bind", "apiexport", "root:workload.kcp.io")
 
 	manifestFile := filepath.Join(t.TempDir(), "syncer-kind.yaml")
 	args := []string{"kcp", "workload", "sync", "kind", "--syncer-image", "ghcr.io/tessera-dev/tessera-syncer:test", "-o", manifestFile,
 		"--resources", "routes.route.openshift.io", "--qps", "5", "--burst", "9"}
 	var out string
-	eventually(t, 30*time.Second, "kubectl kcp workload sync", func(ctx context.Context) (bool, error) {
-		var err error
-		out, err = w.run(args...)
-		if err != nil && !strings.Contains(out, "the server could not find the requested resource") {
-			return false, fmt.Errorf("%w: %s", err, out)
-		}
-		return err == nil, nil
-	})
+	out = w.must(args...)
+	if !strings.Contains(out, `Binding APIExport "root:workload.kcp.io".`) {
+		t.Errorf("kubectl kcp workload sync in a workspace without SyncTargets:\n%s", out)
+	}
 
 	sts := dynamicClient(t, s, compute).Resource(syncTargetsGVR)
 	u, err := sts.Get(t.Context(), "kind", metav1.GetOptions{})

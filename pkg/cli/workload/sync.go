@@ -158,6 +158,14 @@ func (o *syncOptions) run(ctx context.Context, out, errOut io.Writer, name strin
 	}
 
 	st, err := applySyncTarget(ctx, errOut, c.Dynamic, name, s)
+	if apierrors.IsNotFound(err) && st == nil {
+		// SyncTargets are not served here yet: bind root's
+		// workload.kcp.io, as kcp's workspaces have it bound, and try
+		// again once it serves them.
+		if st, err = o.bindWorkloadAndApply(ctx, errOut, c, name, s); err != nil {
+			return err
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("failed to apply synctarget %q: %w", name, err)
 	}
@@ -300,10 +308,42 @@ func send(st *workloadv1alpha1.SyncTarget, write func(*unstructured.Unstructured
 	return fromUnstructured(u)
 }
 
+// workloadExport is root's APIExport of SyncTargets.
+const workloadExport = "workload.kcp.io"
+
+// bindWorkloadAndApply binds root:workload.kcp.io in the current workspace
+// and applies the SyncTarget once the binding serves SyncTargets.
+func (o *syncOptions) bindWorkloadAndApply(ctx context.Context, errOut io.Writer, c *plugin.Clients, name string, s settings) (*workloadv1alpha1.SyncTarget, error) {
+	b := &apisv1alpha1.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: workloadExport},
+		Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{
+			Export: &apisv1alpha1.ExportBindingReference{Path: logicalcluster.Root.String(), Name: workloadExport},
+		}},
+	}
+	if _, err := c.KCP.APIBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("SyncTargets are not served here, and binding APIExport root:%s failed: %w", workloadExport, err)
+	}
+	fmt.Fprintf(errOut, "Binding APIExport %q.\n", "root:"+workloadExport)
+	err := wait.PollUntilContextTimeout(ctx, o.interval, o.timeout, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Dynamic.Resource(syncTargetsGVR).List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsNotFound(err) || plugin.IsRetryable(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("waiting for SyncTargets to be served after binding root:%s: %w", workloadExport, err)
+	}
+	return applySyncTarget(ctx, errOut, c.Dynamic, name, s)
+}
+
 // workspaceRules are the syncer's permissions in the workspace, kcp's: the
 // verb sync on its SyncTarget (the syncer virtual workspace checks it),
 // reading and writing the SyncTarget and its status (heartbeats), its
-// tunnel, API resource imports, and the workspace's root URL.
+// tunnel, API resource imports, and the workspace's root URL. Tessera's
+// syncer imports the resources of --resources as APIResourceSchemas of the
+// workspace's APIExport kubernetes (tessera-syncer's importer), which the
+// last rules allow.
 func workspaceRules(name string) []rbacv1.PolicyRule {
 	group := []string{workloadv1alpha1.SchemeGroupVersion.Group}
 	return []rbacv1.PolicyRule{
@@ -313,6 +353,9 @@ func workspaceRules(name string) []rbacv1.PolicyRule {
 		{Verbs: []string{"update", "patch"}, APIGroups: group, Resources: []string{"synctargets", "synctargets/status"}, ResourceNames: []string{name}},
 		{Verbs: []string{"get", "create", "update", "delete", "list", "watch"}, APIGroups: []string{"apiresource.kcp.io"}, Resources: []string{"apiresourceimports"}},
 		{Verbs: []string{"access"}, NonResourceURLs: []string{"/"}},
+		{Verbs: []string{"get", "create"}, APIGroups: []string{"apis.kcp.io"}, Resources: []string{"apiresourceschemas"}},
+		{Verbs: []string{"create"}, APIGroups: []string{"apis.kcp.io"}, Resources: []string{"apiexports"}},
+		{Verbs: []string{"get", "update"}, APIGroups: []string{"apis.kcp.io"}, Resources: []string{"apiexports"}, ResourceNames: []string{"kubernetes"}},
 	}
 }
 

@@ -115,7 +115,6 @@ var _ = Describe("tessera-syncer", Ordered, Label("syncer"), func() {
 			g.Expect(out).NotTo(BeEmpty())
 		}, time.Minute)
 		kubectl(ctx, "ws", "root:compute")
-		kubectl(ctx, "kcp", "bind", "apiexport", "root:workload.kcp.io")
 		kubectl(ctx, "kcp", "bind", "apiexport", "root:scheduling.kcp.io")
 		lc, err := up("root:compute").Resource(schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "logicalclusters"}).Get(ctx, "cluster", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())

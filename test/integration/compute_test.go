@@ -439,6 +439,27 @@ func waitComputeExports(t *testing.T, s *framework.Shard) {
 	}
 }
 
+// waitKubernetesExport waits until the battery root-compute-workspace has
+// made root:compute's APIExport kubernetes, with its five schemas and an
+// identity, and returns root:compute's logical cluster and the identity.
+func waitKubernetesExport(t *testing.T, s *framework.Shard) (compute logicalcluster.Name, identity string) {
+	t.Helper()
+	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
+		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		compute = logicalcluster.Name(ws.Spec.Cluster)
+		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		identity = e.Status.IdentityHash
+		return identity != "" && len(e.Spec.LatestResourceSchemas) == 5 && e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] == "true", nil
+	})
+	return compute, identity
+}
+
 // applyEventually applies manifest in cluster with kubectl, retrying while
 // a just bound resource is not served yet.
 func applyEventually(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, manifest string) {
@@ -500,21 +521,7 @@ func TestBindCompute(t *testing.T) {
 		t.Fatalf("building kubectl-kcp: %v\n%s", err, out)
 	}
 	w := newWSSession(t, s.Kubeconfig, plugins)
-	var compute logicalcluster.Name
-	var identity string
-	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
-		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		compute = logicalcluster.Name(ws.Spec.Cluster)
-		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		identity = e.Status.IdentityHash
-		return identity != "" && len(e.Spec.LatestResourceSchemas) == 5 && e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] == "true", nil
-	})
+	compute, identity := waitKubernetesExport(t, s)
 	w.must("ws", "root:compute")
 	w.must("kcp", "bind", "apiexport", "root:workload.kcp.io")
 	w.must("kcp", "bind", "apiexport", "root:scheduling.kcp.io")

@@ -11,19 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// columnNames returns the names of a table's columns, the -o wide ones
-// after a "|".
+// columnNames returns the names of a table's columns, those kubectl shows
+// only with -o wide marked so.
 func columnNames(table *metav1.Table) []string {
-	var names, wide []string
-	for _, c := range table.ColumnDefinitions {
-		if c.Priority == 0 {
-			names = append(names, c.Name)
-		} else {
-			wide = append(wide, c.Name)
+	names := make([]string, len(table.ColumnDefinitions))
+	for i, c := range table.ColumnDefinitions {
+		names[i] = c.Name
+		if c.Priority > 0 {
+			names[i] += " (wide)"
 		}
-	}
-	if wide != nil {
-		names = append(append(names, "|"), wide...)
 	}
 	return names
 }
@@ -59,7 +55,7 @@ func TestKubernetesKindTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"Name", "Ready", "Up-to-date", "Available", "Age", "|", "Containers", "Images", "Selector"}, columnNames(table)); diff != "" {
+	if diff := cmp.Diff([]string{"Name", "Ready", "Up-to-date", "Available", "Age", "Containers (wide)", "Images (wide)", "Selector (wide)"}, columnNames(table)); diff != "" {
 		t.Errorf("columns (-want +got):\n%s", diff)
 	}
 	want := [][]any{

@@ -786,21 +786,7 @@ spec:
 func TestComputeDefaults(t *testing.T) {
 	s := framework.StartShard(t, func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} })
 	waitComputeExports(t, s)
-	var compute logicalcluster.Name
-	var identity string
-	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
-		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
-		if err != nil || ws.Spec.Cluster == "" {
-			return false, nil
-		}
-		compute = logicalcluster.Name(ws.Spec.Cluster)
-		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		identity = e.Status.IdentityHash
-		return identity != "", nil
-	})
+	compute, identity := waitKubernetesExport(t, s)
 	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
 	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
 	waitBound(t, s, compute, "workload.kcp.io")

@@ -26,15 +26,15 @@ func ForKind(kind schema.GroupVersionKind) rest.TableConvertor {
 	var typed rest.TableConvertor
 	switch kind {
 	case appsv1.SchemeGroupVersion.WithKind("Deployment"):
-		typed = Deployments()
+		typed = deploymentsTable()
 	case corev1.SchemeGroupVersion.WithKind("Pod"):
-		typed = Pods()
+		typed = podsTable()
 	case corev1.SchemeGroupVersion.WithKind("Service"):
-		typed = Services()
+		typed = servicesTable()
 	case corev1.SchemeGroupVersion.WithKind("Endpoints"):
-		typed = Endpoints()
+		typed = endpointsTable()
 	case networkingv1.SchemeGroupVersion.WithKind("Ingress"):
-		typed = Ingresses()
+		typed = ingressesTable()
 	default:
 		return nil
 	}

@@ -10,10 +10,10 @@ import (
 	"github.com/tessera-dev/tessera/shard/registry/printers"
 )
 
-// Deployments prints deployments as NAME READY UP-TO-DATE AVAILABLE AGE,
+// deploymentsTable prints deployments as NAME READY UP-TO-DATE AVAILABLE AGE,
 // READY being ready of desired replicas, and with -o wide also CONTAINERS
 // IMAGES SELECTOR.
-func Deployments() printers.TableConvertor[*appsv1.Deployment] {
+func deploymentsTable() printers.TableConvertor[*appsv1.Deployment] {
 	status := appsv1.DeploymentStatus{}.SwaggerDoc()
 	return printers.TableConvertor[*appsv1.Deployment]{
 		Columns: []metav1.TableColumnDefinition{

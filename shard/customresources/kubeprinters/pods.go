@@ -14,12 +14,12 @@ import (
 // responding; such a pod, once deleted, shows "Unknown".
 const nodeLostReason = "NodeLost"
 
-// Pods prints pods as NAME READY STATUS RESTARTS AGE, and with -o wide also
+// podsTable prints pods as NAME READY STATUS RESTARTS AGE, and with -o wide also
 // IP NODE NOMINATED NODE READINESS GATES. STATUS is the reason a user
 // would look for: the first init container that did not finish, else the
 // last container that waits or terminated, else the phase. Rows of pods
 // that succeeded or failed carry the condition Completed.
-func Pods() printers.TableConvertor[*corev1.Pod] {
+func podsTable() printers.TableConvertor[*corev1.Pod] {
 	spec, status := corev1.PodSpec{}.SwaggerDoc(), corev1.PodStatus{}.SwaggerDoc()
 	return printers.TableConvertor[*corev1.Pod]{
 		Columns: []metav1.TableColumnDefinition{

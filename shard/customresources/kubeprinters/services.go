@@ -19,9 +19,9 @@ import (
 // how many more there are.
 const shownAtMost = 3
 
-// Services prints services as NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE,
+// servicesTable prints services as NAME TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE,
 // and with -o wide also SELECTOR.
-func Services() printers.TableConvertor[*corev1.Service] {
+func servicesTable() printers.TableConvertor[*corev1.Service] {
 	spec := corev1.ServiceSpec{}.SwaggerDoc()
 	return printers.TableConvertor[*corev1.Service]{
 		Columns: []metav1.TableColumnDefinition{
@@ -86,9 +86,9 @@ func externalIP(svc *corev1.Service) string {
 	return "<unknown>"
 }
 
-// Endpoints prints endpoints as NAME ENDPOINTS AGE, ENDPOINTS listing the
+// endpointsTable prints endpoints as NAME ENDPOINTS AGE, ENDPOINTS listing the
 // first addresses with their ports.
-func Endpoints() printers.TableConvertor[*corev1.Endpoints] {
+func endpointsTable() printers.TableConvertor[*corev1.Endpoints] {
 	return printers.TableConvertor[*corev1.Endpoints]{
 		Columns: []metav1.TableColumnDefinition{
 			printers.NameColumn(),
@@ -131,8 +131,8 @@ func endpointsCell(ep *corev1.Endpoints) string {
 	return withMore(shown, count-len(shown))
 }
 
-// Ingresses prints ingresses as NAME CLASS HOSTS ADDRESS PORTS AGE.
-func Ingresses() printers.TableConvertor[*networkingv1.Ingress] {
+// ingressesTable prints ingresses as NAME CLASS HOSTS ADDRESS PORTS AGE.
+func ingressesTable() printers.TableConvertor[*networkingv1.Ingress] {
 	return printers.TableConvertor[*networkingv1.Ingress]{
 		Columns: []metav1.TableColumnDefinition{
 			printers.NameColumn(),

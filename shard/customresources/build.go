@@ -175,7 +175,7 @@ func (h *Handler) buildVersion(logger klog.Logger, b *crdBuild, v *apiextensions
 	if err != nil {
 		return nil, err
 	}
-	table, err := tableconvertor.New(printerColumns(v))
+	table, err := tableConvertor(kind, v)
 	if err != nil {
 		logger.Info("Invalid printer columns, using the default ones", "crd", crd.Name, "version", v.Name, "err", err)
 	}

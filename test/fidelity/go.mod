@@ -49,6 +49,7 @@ replace (
 )
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/tessera-dev/tessera v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

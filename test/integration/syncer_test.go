@@ -104,16 +104,7 @@ func TestSyncer(t *testing.T) {
 	s := framework.StartShard(t,
 		func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} },
 		withTokens(t, "syncer-token,syncer-kind,syncer-uid"))
-	var compute logicalcluster.Name
-	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
-		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		compute = logicalcluster.Name(ws.Spec.Cluster)
-		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
-		return err == nil && e.Status.IdentityHash != "", nil
-	})
+	compute, _ := waitComputeBattery(t, s)
 	phys := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "phys", nil).Spec.Cluster)
 	app := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "app", nil).Spec.Cluster)
 	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
@@ -254,9 +245,10 @@ subjects:
 		})
 	}
 	setDownstreamStatus(1)
-	eventually(t, 30*time.Second, "the downstream status upstream", func(ctx context.Context) (bool, error) {
-		out, err := s.Kubectl(app, "get", "deployments", "-n", "web", "kuard", "-o", "jsonpath={.status.readyReplicas}/{.spec.replicas}")
-		return err == nil && out == "1/1", fmt.Errorf("%s", out)
+	eventually(t, 30*time.Second, "kubectl get deployments: READY 1/1 from downstream", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl(app, "get", "deployments", "-n", "web", "kuard", "--no-headers")
+		f := strings.Fields(out)
+		return err == nil && len(f) > 1 && f[1] == "1/1", fmt.Errorf("%s", out)
 	})
 
 	// Spec down.

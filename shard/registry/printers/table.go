@@ -22,6 +22,9 @@ type TableConvertor[T runtime.Object] struct {
 	Columns []metav1.TableColumnDefinition
 	// Cells returns the cells of the row for one object, one per column.
 	Cells func(obj T) []interface{}
+	// Conditions, if set, returns the conditions of the row for one object
+	// (Kubernetes marks the rows of finished pods Completed).
+	Conditions func(obj T) []metav1.TableRowCondition
 }
 
 var _ rest.TableConvertor = TableConvertor[runtime.Object]{}
@@ -41,10 +44,14 @@ func (c TableConvertor[T]) ConvertToTable(_ context.Context, object runtime.Obje
 		if len(cells) != len(c.Columns) {
 			return fmt.Errorf("printing %T: %d cells for %d columns", obj, len(cells), len(c.Columns))
 		}
-		table.Rows = append(table.Rows, metav1.TableRow{
+		row := metav1.TableRow{
 			Cells:  cells,
 			Object: runtime.RawExtension{Object: obj},
-		})
+		}
+		if c.Conditions != nil {
+			row.Conditions = c.Conditions(typed)
+		}
+		table.Rows = append(table.Rows, row)
 		return nil
 	}
 

@@ -164,6 +164,16 @@ var _ = Describe("tessera-syncer", Ordered, Label("syncer"), func() {
 		}
 	})
 
+	// The syncers go before the physical clusters do (AfterSuite), whose
+	// API servers would otherwise wait for the syncers' watches to end.
+	AfterAll(func() {
+		for _, s := range sites {
+			if s.syncer != nil && s.syncer.Running() {
+				Expect(s.syncer.Stop(10 * time.Second)).To(Succeed())
+			}
+		}
+	})
+
 	// downstreamObjects lists the objects of a resource the syncer of s
 	// made, by upstream cluster|namespace/name.
 	downstreamObjects := func(ctx context.Context, g Gomega, s *site, gvr schema.GroupVersionResource) map[string]*unstructured.Unstructured {
@@ -215,9 +225,12 @@ var _ = Describe("tessera-syncer", Ordered, Label("syncer"), func() {
 
 		By("the Deployment runs on p1 (real controllers, kwok's node) and its status comes back")
 		eventually(ctx, func(g Gomega) {
-			out, err := ws.Kubectl(ctx, "get", "deployment", "kuard", "-o", "jsonpath={.status.readyReplicas}/{.spec.replicas}")
+			out, err := ws.Kubectl(ctx, "get", "deployments")
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(out).To(Equal("1/1"))
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			g.Expect(lines).To(HaveLen(2))
+			g.Expect(strings.Fields(lines[0])).To(Equal([]string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}))
+			g.Expect(strings.Fields(lines[1])[:4]).To(Equal([]string{"kuard", "1/1", "1", "1"}))
 		}, 2*time.Minute)
 		got := downstreamObjects(ctx, Default, sites[0], deployments)
 		Expect(got).To(HaveKey(app + "|default/kuard"))

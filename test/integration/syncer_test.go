@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +19,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/cli/workload"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/syncer"
@@ -122,28 +124,6 @@ spec:
   - export: kubernetes
 ---
 apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: sync-kind
-rules:
-- apiGroups: [workload.kcp.io]
-  resources: [synctargets]
-  resourceNames: [kind]
-  verbs: [sync, get, list, watch]
-- apiGroups: [workload.kcp.io]
-  resources: [synctargets, synctargets/status]
-  resourceNames: [kind]
-  verbs: [update, patch]
-- nonResourceURLs: [/]
-  verbs: [access]
-- apiGroups: [apis.kcp.io]
-  resources: [apiresourceschemas]
-  verbs: [get, create]
-- apiGroups: [apis.kcp.io]
-  resources: [apiexports]
-  verbs: [get, create, update]
----
-apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
   name: sync-kind
@@ -151,6 +131,12 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sync-kin
 subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: syncer-kind}
 `)
+	// The syncer gets exactly the rights kubectl kcp workload sync grants.
+	if _, err := kube(t, s, compute).RbacV1().ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "sync-kind"}, Rules: workload.WorkspaceRules("kind"),
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	sts := dynamicClient(t, s, compute).Resource(syncTargetsGVR)
 	st, err := sts.Get(t.Context(), "kind", metav1.GetOptions{})
 	if err != nil {

@@ -337,14 +337,14 @@ func (o *syncOptions) bindWorkloadAndApply(ctx context.Context, errOut io.Writer
 	return applySyncTarget(ctx, errOut, c.Dynamic, name, s)
 }
 
-// workspaceRules are the syncer's permissions in the workspace, kcp's: the
+// WorkspaceRules are the syncer's permissions in the workspace, kcp's: the
 // verb sync on its SyncTarget (the syncer virtual workspace checks it),
 // reading and writing the SyncTarget and its status (heartbeats), its
 // tunnel, API resource imports, and the workspace's root URL. Tessera's
 // syncer imports the resources of --resources as APIResourceSchemas of the
 // workspace's APIExport kubernetes (tessera-syncer's importer), which the
 // last rules allow.
-func workspaceRules(name string) []rbacv1.PolicyRule {
+func WorkspaceRules(name string) []rbacv1.PolicyRule {
 	group := []string{workloadv1alpha1.SchemeGroupVersion.Group}
 	return []rbacv1.PolicyRule{
 		{Verbs: []string{"sync"}, APIGroups: group, Resources: []string{"synctargets"}, ResourceNames: []string{name}},
@@ -415,7 +415,7 @@ func (o *syncOptions) enableSyncer(ctx context.Context, errOut io.Writer, kube k
 
 func applyClusterRole(ctx context.Context, errOut io.Writer, kube kubernetes.Interface, st *workloadv1alpha1.SyncTarget, id string) error {
 	roles := kube.RbacV1().ClusterRoles()
-	rules := workspaceRules(st.Name)
+	rules := WorkspaceRules(st.Name)
 	cr, err := roles.Get(ctx, id, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

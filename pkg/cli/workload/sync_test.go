@@ -124,7 +124,7 @@ func TestSyncTargetNameLength(t *testing.T) {
 // write it and its status, and nothing of another SyncTarget.
 func TestWorkspaceRules(t *testing.T) {
 	allows := func(verb, resource, name string) bool {
-		for _, r := range workspaceRules("kind") {
+		for _, r := range WorkspaceRules("kind") {
 			if slices.Contains(r.APIGroups, "workload.kcp.io") && slices.Contains(r.Verbs, verb) && slices.Contains(r.Resources, resource) &&
 				(len(r.ResourceNames) == 0 || slices.Contains(r.ResourceNames, name)) {
 				return true

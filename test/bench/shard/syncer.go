@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,6 +23,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/cli/workload"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/syncer"
@@ -73,6 +75,12 @@ func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, d
 		return err
 	}
 	if err := applyManifest(ctx, dyn.Cluster(compute), syncTargetManifest); err != nil {
+		return err
+	}
+	// The syncer's rights, as kubectl kcp workload sync grants them.
+	if _, err := s.kube.Cluster(compute).RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "syncer-bench"}, Rules: workload.WorkspaceRules("bench"),
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	st, err := dyn.Cluster(compute).Resource(benchSyncTargets).Get(ctx, "bench", metav1.GetOptions{})
@@ -259,22 +267,6 @@ metadata:
 spec:
   supportedAPIExports:
   - export: kubernetes
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: syncer-bench
-rules:
-- apiGroups: [workload.kcp.io]
-  resources: [synctargets]
-  resourceNames: [bench]
-  verbs: [sync, get, list, watch]
-- apiGroups: [workload.kcp.io]
-  resources: [synctargets, synctargets/status]
-  resourceNames: [bench]
-  verbs: [update, patch]
-- nonResourceURLs: [/]
-  verbs: [access]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

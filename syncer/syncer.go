@@ -65,6 +65,11 @@ type Syncer struct {
 	created sync.Map
 	cleaner *reconciler.Controller
 
+	// checked is what the syncer found about resources of the physical
+	// cluster (by group/resource@versions), since checkedAt.
+	checked   map[string]workloadv1alpha1.ResourceCompatibleState
+	checkedAt time.Time
+
 	mu      sync.Mutex
 	engines map[string]*engine // by engineID
 }
@@ -243,37 +248,35 @@ func (s *Syncer) heartbeat(ctx context.Context) {
 	}, s.opts.HeartbeatInterval)
 }
 
-// reportCompatibility sets the state of each synced resource the physical
-// cluster has not been compared with yet: Accepted when it serves one of
-// the resource's versions, Incompatible otherwise. Only the syncer can
-// tell; the shard lists the resources (from spec.supportedAPIExports) as
-// Pending.
+// reportCompatibility sets the state of each synced resource: Accepted
+// when the physical cluster serves one of its versions and the syncer can
+// list it there (discovery alone can promise what a list then refuses,
+// e.g. for want of RBAC), Incompatible otherwise. Only the syncer can tell;
+// the shard lists the resources (from spec.supportedAPIExports) as
+// Pending. A resource is compared once, and again every
+// compatibilityRecheck; the SyncTarget's other changes (heartbeats) cost
+// nothing.
 func (s *Syncer) reportCompatibility(ctx context.Context, st *workloadv1alpha1.SyncTarget) error {
-	served := map[schema.GroupResource][]string{}
-	_, lists, err := s.downstreamDiscovery.ServerGroupsAndResources()
-	if err != nil && len(lists) == 0 {
-		return err
+	if time.Since(s.checkedAt) > compatibilityRecheck {
+		s.checked, s.checkedAt = map[string]workloadv1alpha1.ResourceCompatibleState{}, time.Now()
 	}
-	for _, l := range lists {
-		gv, err := schema.ParseGroupVersion(l.GroupVersion)
-		if err != nil {
-			continue
-		}
-		for _, r := range l.APIResources {
-			if !strings.Contains(r.Name, "/") {
-				gr := schema.GroupResource{Group: gv.Group, Resource: r.Name}
-				served[gr] = append(served[gr], gv.Version)
-			}
-		}
+	key := func(r workloadv1alpha1.ResourceToSync) string {
+		return r.Group + "/" + r.Resource + "@" + strings.Join(r.Versions, ",")
 	}
+	var served map[schema.GroupResource][]string
 	changed := false
 	for i := range st.Status.SyncedResources {
 		r := &st.Status.SyncedResources[i]
-		state := workloadv1alpha1.ResourceSchemaIncompatibleState
-		if slices.ContainsFunc(r.Versions, func(v string) bool {
-			return slices.Contains(served[schema.GroupResource{Group: r.Group, Resource: r.Resource}], v)
-		}) {
-			state = workloadv1alpha1.ResourceSchemaAcceptedState
+		state, ok := s.checked[key(*r)]
+		if !ok {
+			if served == nil {
+				var err error
+				if served, err = s.servedResources(); err != nil {
+					return err
+				}
+			}
+			state = s.compatibility(ctx, *r, served)
+			s.checked[key(*r)] = state
 		}
 		if r.State != state {
 			r.State, changed = state, true
@@ -291,6 +294,50 @@ func (s *Syncer) reportCompatibility(ctx context.Context, st *workloadv1alpha1.S
 		return nil // the newer SyncTarget comes as an event
 	}
 	return err
+}
+
+// compatibilityRecheck is how long the syncer trusts what it found about
+// a resource of the physical cluster.
+const compatibilityRecheck = 10 * time.Minute
+
+// servedResources reads the physical cluster's discovery: the versions
+// served of each resource.
+func (s *Syncer) servedResources() (map[schema.GroupResource][]string, error) {
+	served := map[schema.GroupResource][]string{}
+	_, lists, err := s.downstreamDiscovery.ServerGroupsAndResources()
+	if err != nil && len(lists) == 0 {
+		return nil, err
+	}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if !strings.Contains(r.Name, "/") {
+				gr := schema.GroupResource{Group: gv.Group, Resource: r.Name}
+				served[gr] = append(served[gr], gv.Version)
+			}
+		}
+	}
+	return served, nil
+}
+
+// compatibility is Accepted when the physical cluster serves one of r's
+// versions and a list of it there succeeds.
+func (s *Syncer) compatibility(ctx context.Context, r workloadv1alpha1.ResourceToSync, served map[schema.GroupResource][]string) workloadv1alpha1.ResourceCompatibleState {
+	for _, v := range r.Versions {
+		if !slices.Contains(served[schema.GroupResource{Group: r.Group, Resource: r.Resource}], v) {
+			continue
+		}
+		gvr := schema.GroupVersionResource{Group: r.Group, Version: v, Resource: r.Resource}
+		if _, err := s.downstream.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			klog.FromContext(ctx).Info("The physical cluster advertises a resource the syncer cannot list", "resource", gvr, "err", err)
+			continue
+		}
+		return workloadv1alpha1.ResourceSchemaAcceptedState
+	}
+	return workloadv1alpha1.ResourceSchemaIncompatibleState
 }
 
 // reconcileEngines runs one engine per Accepted resource and syncer URL

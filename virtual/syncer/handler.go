@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/lru"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -47,6 +49,20 @@ type handler struct {
 	base      string
 	transport http.RoundTripper
 	codecs    runtime.NegotiatedSerializer
+	// targets caches SyncTargets read from the shard for syncTargetTTL,
+	// by cluster|name: a syncer's writes come in bursts, each of which
+	// would read its SyncTarget again.
+	targets *lru.Cache
+}
+
+// syncTargetTTL is how long a SyncTarget read from the shard is used: a
+// change of its synced resources, or its deletion, takes effect here that
+// much later at most.
+const syncTargetTTL = time.Second
+
+type cachedTarget struct {
+	st *workloadv1alpha1.SyncTarget
+	at time.Time
 }
 
 // New returns the handler. It serves authenticated requests (the user in
@@ -61,7 +77,7 @@ func New(c Config) (http.Handler, error) {
 	}
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-	return &handler{cfg: c, base: base, transport: transport, codecs: serializer.NewCodecFactory(scheme).WithoutConversion()}, nil
+	return &handler{cfg: c, base: base, transport: transport, codecs: serializer.NewCodecFactory(scheme).WithoutConversion(), targets: lru.New(4096)}, nil
 }
 
 // target is a parsed request path.
@@ -189,9 +205,24 @@ func (h *handler) authorize(ctx context.Context, t target) error {
 		fmt.Errorf("user %q cannot sync SyncTarget %s in %s", u.GetName(), t.syncTargetName, t.syncTargetCluster))
 }
 
-// syncTarget reads the SyncTarget from the shard; a missing one, or one
-// with another UID, is NotFound.
+// syncTarget returns the SyncTarget, read from the shard at most
+// syncTargetTTL ago; a missing one, or one with another UID, is NotFound.
 func (h *handler) syncTarget(ctx context.Context, t target) (*workloadv1alpha1.SyncTarget, error) {
+	cacheKey := t.syncTargetCluster.String() + "|" + t.syncTargetName
+	if v, ok := h.targets.Get(cacheKey); ok {
+		if c := v.(cachedTarget); time.Since(c.at) < syncTargetTTL && string(c.st.UID) == t.uid {
+			return c.st, nil
+		}
+	}
+	st, err := h.readSyncTarget(ctx, t)
+	if err == nil {
+		h.targets.Add(cacheKey, cachedTarget{st: st, at: time.Now()})
+	}
+	return st, err
+}
+
+// readSyncTarget reads the SyncTarget from the shard.
+func (h *handler) readSyncTarget(ctx context.Context, t target) (*workloadv1alpha1.SyncTarget, error) {
 	p := "/clusters/" + t.syncTargetCluster.String() + "/apis/workload.kcp.io/v1alpha1/synctargets/" + url.PathEscape(t.syncTargetName)
 	resp, err := h.shardGet(ctx, p, nil)
 	if err != nil {

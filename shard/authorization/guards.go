@@ -56,16 +56,20 @@ const VirtualWorkspacePrefix = "/services/"
 const kcpGroupPrefix = "system:kcp:"
 
 // IsVirtualWorkspace tells whether a request goes to one of the
-// in-process virtual workspaces, initializing workspaces, apiexport or
-// syncer (only at the shard's base URL, not under /clusters/<name>).
+// in-process virtual workspaces, initializing workspaces, apiexport,
+// syncer or upsyncer (only at the shard's base URL, not under
+// /clusters/<name>).
 func IsVirtualWorkspace(cluster logicalcluster.Cluster, attrs authorizer.Attributes) bool {
 	return !attrs.IsResourceRequest() && cluster.Name == logicalcluster.SystemAdmin &&
 		(strings.HasPrefix(attrs.GetPath(), InitializingWorkspacesPrefix) || strings.HasPrefix(attrs.GetPath(), APIExportPrefix) ||
-			strings.HasPrefix(attrs.GetPath(), SyncerPrefix))
+			strings.HasPrefix(attrs.GetPath(), SyncerPrefix) || strings.HasPrefix(attrs.GetPath(), UpsyncerPrefix))
 }
 
 // SyncerPrefix is the path of the syncer virtual workspace.
 const SyncerPrefix = VirtualWorkspacePrefix + "syncer/"
+
+// UpsyncerPrefix is the path of the upsyncer virtual workspace.
+const UpsyncerPrefix = VirtualWorkspacePrefix + "upsyncer/"
 
 // APIExportPrefix is the path of the apiexport virtual workspace.
 const APIExportPrefix = VirtualWorkspacePrefix + "apiexport/"

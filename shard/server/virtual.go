@@ -10,10 +10,10 @@ import (
 	syncervw "github.com/tessera-dev/tessera/virtual/syncer"
 )
 
-// withVirtualWorkspaces sends requests under /services/initializingworkspaces/,
-// /services/apiexport/ and /services/syncer/ at the shard's base URL to the in-process
-// virtual workspaces, after
-// authentication; it authorizes them itself (the shard's authorizer lets
+// withVirtualWorkspaces sends requests under
+// /services/initializingworkspaces/, /services/apiexport/,
+// /services/syncer/ and /services/upsyncer/ at the shard's base URL to the
+// in-process virtual workspaces, after authentication; it authorizes them itself (the shard's authorizer lets
 // them through).
 func (s *Server) withVirtualWorkspaces(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -26,7 +26,7 @@ func (s *Server) withVirtualWorkspaces(handler http.Handler) http.Handler {
 			s.apiExportVirtual.ServeHTTP(w, req)
 			return
 		}
-		if s.syncerVirtual != nil && cluster.Name == logicalcluster.SystemAdmin && strings.HasPrefix(req.URL.Path, syncervw.PathPrefix) {
+		if s.syncerVirtual != nil && cluster.Name == logicalcluster.SystemAdmin && syncervw.Handles(req.URL.Path) {
 			s.syncerVirtual.ServeHTTP(w, req)
 			return
 		}

@@ -24,7 +24,7 @@ func pathAuthorizer() authorizer.Authorizer {
 	return authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 		p := a.GetPath()
 		switch {
-		case strings.HasPrefix(p, apiexportvw.PathPrefix), strings.HasPrefix(p, initializingworkspaces.PathPrefix), strings.HasPrefix(p, syncervw.PathPrefix):
+		case strings.HasPrefix(p, apiexportvw.PathPrefix), strings.HasPrefix(p, initializingworkspaces.PathPrefix), syncervw.Handles(p):
 			return authorizer.DecisionAllow, "virtual workspaces authorize their requests themselves", nil
 		case !a.IsResourceRequest() && (a.GetVerb() == "get" || a.GetVerb() == "head") && isPublic(p):
 			return authorizer.DecisionAllow, "public path", nil

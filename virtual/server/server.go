@@ -146,7 +146,7 @@ func dispatch(synced func() bool, initializing, apiExport, syncer http.Handler) 
 	codecs := serializer.NewCodecFactory(scheme).WithoutConversion()
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		served := strings.HasPrefix(req.URL.Path, initializingworkspaces.PathPrefix) || strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix) ||
-			strings.HasPrefix(req.URL.Path, syncervw.PathPrefix)
+			syncervw.Handles(req.URL.Path)
 		switch {
 		case served && !synced():
 			responsewriters.ErrorNegotiated(apierrors.NewServiceUnavailable("the virtual workspaces have not read the shard yet"), codecs, statusVersion, w, req)
@@ -154,7 +154,7 @@ func dispatch(synced func() bool, initializing, apiExport, syncer http.Handler) 
 			initializing.ServeHTTP(w, req)
 		case strings.HasPrefix(req.URL.Path, apiexportvw.PathPrefix):
 			apiExport.ServeHTTP(w, req)
-		case strings.HasPrefix(req.URL.Path, syncervw.PathPrefix):
+		case syncervw.Handles(req.URL.Path):
 			syncer.ServeHTTP(w, req)
 		default:
 			responsewriters.ErrorNegotiated(forward.ErrPathNotFound(), codecs, statusVersion, w, req)

@@ -33,6 +33,9 @@ import (
 // PathPrefix is where the syncer virtual workspace is served.
 const PathPrefix = "/services/syncer/"
 
+// UpsyncerPathPrefix is where the upsyncer virtual workspace is served.
+const UpsyncerPathPrefix = "/services/upsyncer/"
+
 // maxBodyBytes bounds a write the syncer sends (as the shard would).
 const maxBodyBytes = 3 << 20
 
@@ -49,6 +52,10 @@ type handler struct {
 	base      string
 	transport http.RoundTripper
 	codecs    runtime.NegotiatedSerializer
+	// prefix is PathPrefix or UpsyncerPathPrefix; state is the state of
+	// the objects served there (Sync or Upsync).
+	prefix string
+	state  workloadv1alpha1.ResourceState
 	// targets caches SyncTargets read from the shard for syncTargetTTL,
 	// by cluster|name: a syncer's writes come in bursts, each of which
 	// would read its SyncTarget again.
@@ -65,8 +72,17 @@ type cachedTarget struct {
 	at time.Time
 }
 
-// New returns the handler. It serves authenticated requests (the user in
-// the request context) under PathPrefix and starts nothing.
+// New returns the handler of the syncer virtual workspace (under
+// PathPrefix) and of the upsyncer virtual workspace (under
+// UpsyncerPathPrefix). It serves authenticated requests (the user in the
+// request context) and starts nothing.
+//
+// The upsyncer virtual workspace is a syncer's view of the objects in
+// Upsync state for its SyncTarget (those it makes upstream from its
+// physical cluster, such as PersistentVolumes). There the syncer creates,
+// updates and deletes objects of its synced resources, which always carry
+// the label state.workload.kcp.io/<key>=Upsync (set on the way in); it
+// sees and changes no other object.
 func New(c Config) (http.Handler, error) {
 	if c.Shard == nil || c.Authorizer == nil {
 		return nil, errors.New("syncer virtual workspace: Shard and Authorizer are required")
@@ -77,7 +93,23 @@ func New(c Config) (http.Handler, error) {
 	}
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-	return &handler{cfg: c, base: base, transport: transport, codecs: serializer.NewCodecFactory(scheme).WithoutConversion(), targets: lru.New(4096)}, nil
+	syncer := &handler{cfg: c, base: base, transport: transport, codecs: serializer.NewCodecFactory(scheme).WithoutConversion(), targets: lru.New(4096),
+		prefix: PathPrefix, state: workloadv1alpha1.ResourceStateSync}
+	upsyncer := *syncer
+	upsyncer.prefix, upsyncer.state = UpsyncerPathPrefix, workloadv1alpha1.ResourceStateUpsync
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if strings.HasPrefix(req.URL.Path, UpsyncerPathPrefix) {
+			upsyncer.ServeHTTP(w, req)
+			return
+		}
+		syncer.ServeHTTP(w, req)
+	}), nil
+}
+
+// Handles tells whether path is one of the syncer or upsyncer virtual
+// workspace's.
+func Handles(path string) bool {
+	return strings.HasPrefix(path, PathPrefix) || strings.HasPrefix(path, UpsyncerPathPrefix)
 }
 
 // target is a parsed request path.
@@ -89,9 +121,9 @@ type target struct {
 	segments          []string
 }
 
-// parse splits an escaped path under PathPrefix.
-func parse(escaped string) (target, error) {
-	rest, ok := strings.CutPrefix(escaped, PathPrefix)
+// parse splits an escaped path under prefix.
+func parse(escaped, prefix string) (target, error) {
+	rest, ok := strings.CutPrefix(escaped, prefix)
 	if !ok {
 		return target{}, forward.ErrPathNotFound()
 	}
@@ -132,12 +164,12 @@ func parse(escaped string) (target, error) {
 // open for long (watches). Mount it in the server's LongRunningFunc.
 func IsLongRunning(req *http.Request) bool {
 	// <cluster>/<synctarget>/<uid>/clusters/<name>/...
-	return forward.IsLongRunning(req, PathPrefix, 5)
+	return forward.IsLongRunning(req, PathPrefix, 5) || forward.IsLongRunning(req, UpsyncerPathPrefix, 5)
 }
 
 // ServeHTTP implements http.Handler.
 func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	t, err := parse(req.URL.EscapedPath())
+	t, err := parse(req.URL.EscapedPath(), h.prefix)
 	if err != nil {
 		h.writeError(w, req, err)
 		return
@@ -154,7 +186,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.writeError(w, req, err)
 		return
 	}
-	r, err := route(req, t, st)
+	r, err := route(req, t, st, h.state == workloadv1alpha1.ResourceStateUpsync)
 	if err != nil {
 		h.writeError(w, req, err)
 		return
@@ -173,10 +205,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			h.writeRaw(w, status.code, status.body)
 			return
 		}
-		present(obj, key)
+		h.present(obj, key)
 		h.writeJSON(w, http.StatusOK, obj)
 	case "update", "patch":
 		h.write(w, req, r, key)
+	case "create":
+		h.create(w, req, r, key)
+	case "delete":
+		h.delete(w, req, r, key)
 	default:
 		h.writeError(w, req, apierrors.NewMethodNotSupported(r.resource, r.verb))
 	}
@@ -260,7 +296,7 @@ type routed struct {
 
 // route parses the segments after /clusters/<c> of a resource request of
 // a synced resource.
-func route(req *http.Request, t target, st *workloadv1alpha1.SyncTarget) (routed, error) {
+func route(req *http.Request, t target, st *workloadv1alpha1.SyncTarget, upsync bool) (routed, error) {
 	seg := t.segments
 	var prefix, rest []string
 	var gv schema.GroupVersion
@@ -294,7 +330,12 @@ func route(req *http.Request, t target, st *workloadv1alpha1.SyncTarget) (routed
 	}
 	named := len(rest) >= 2
 	verb := verbOf(req, named, legacyWatch)
-	if (verb == "get" || verb == "update" || verb == "patch") && t.cluster.Wildcard {
+	if !upsync && (verb == "create" || verb == "delete") || verb == "deletecollection" {
+		// The syncer neither makes nor removes upstream objects; the
+		// upsyncer does, one by one.
+		return routed{}, apierrors.NewMethodNotSupported(gr, verb)
+	}
+	if (verb == "get" || verb == "update" || verb == "patch" || verb == "create" || verb == "delete") && t.cluster.Wildcard {
 		return routed{}, apierrors.NewMethodNotSupported(gr, verb+" across all logical clusters")
 	}
 	if verb == "" || (len(rest) == 3 && rest[2] != "status") {
@@ -344,8 +385,8 @@ func verbOf(req *http.Request, named, legacyWatch bool) string {
 
 // stateSelector returns the request's label selector with the state label
 // of key added.
-func stateSelector(query url.Values, key string) (string, error) {
-	state := labels.Set{workloadv1alpha1.ClusterResourceStateLabelPrefix + key: string(workloadv1alpha1.ResourceStateSync)}.String()
+func stateSelector(query url.Values, key string, value workloadv1alpha1.ResourceState) (string, error) {
+	state := labels.Set{workloadv1alpha1.ClusterResourceStateLabelPrefix + key: string(value)}.String()
 	given := query.Get("labelSelector")
 	if given == "" {
 		return state, nil
@@ -360,7 +401,7 @@ func stateSelector(query url.Values, key string) (string, error) {
 // objects.
 func (h *handler) list(w http.ResponseWriter, req *http.Request, r routed, key string) {
 	query := req.URL.Query()
-	selector, err := stateSelector(query, key)
+	selector, err := stateSelector(query, key, h.state)
 	if err != nil {
 		h.writeError(w, req, err)
 		return
@@ -392,7 +433,7 @@ func (h *handler) list(w http.ResponseWriter, req *http.Request, r routed, key s
 			return
 		}
 		for _, item := range items {
-			present(item, key)
+			h.present(item, key)
 		}
 		doc["items"], _ = json.Marshal(items)
 	}
@@ -411,7 +452,7 @@ func (h *handler) presentWatch(w http.ResponseWriter, req *http.Request, body io
 		if err := json.Unmarshal(ev.Object, &obj); err != nil {
 			return false
 		}
-		present(obj, key)
+		h.present(obj, key)
 		raw, err := json.Marshal(obj)
 		if err != nil {
 			return false
@@ -449,7 +490,7 @@ func (h *handler) read(ctx context.Context, gr schema.GroupResource, objectPath,
 	}
 	meta, _ := obj["metadata"].(map[string]any)
 	lbls, _ := meta["labels"].(map[string]any)
-	if lbls[workloadv1alpha1.ClusterResourceStateLabelPrefix+key] != string(workloadv1alpha1.ResourceStateSync) {
+	if lbls[workloadv1alpha1.ClusterResourceStateLabelPrefix+key] != string(h.state) {
 		name, _ := meta["name"].(string)
 		return nil, nil, apierrors.NewNotFound(gr, name)
 	}
@@ -485,15 +526,92 @@ func (h *handler) write(w http.ResponseWriter, req *http.Request, r routed, key 
 	}
 	if r.shardPath == r.objectPath {
 		if r.verb != "update" {
-			h.writeError(w, req, apierrors.NewMethodNotSupported(r.resource, "patch (the syncer updates the object's finalizers, or patches its status)"))
+			h.writeError(w, req, apierrors.NewMethodNotSupported(r.resource, "patch (the syncer updates the object, or patches its status)"))
 			return
 		}
-		if body, err = finalizersOnly(current, body); err != nil {
+		if h.state == workloadv1alpha1.ResourceStateUpsync {
+			body, err = withState(body, key, h.state)
+		} else {
+			body, err = finalizersOnly(current, body)
+		}
+		if err != nil {
 			h.writeError(w, req, err)
 			return
 		}
 	}
-	u, err := url.Parse(h.base + r.shardPath)
+	h.forwardWrite(w, req, r.shardPath, body, key)
+}
+
+// create forwards the creation of an object in Upsync state: the label
+// state.workload.kcp.io/<key>=Upsync is set on it.
+func (h *handler) create(w http.ResponseWriter, req *http.Request, r routed, key string) {
+	body, err := readBody(req)
+	if err == nil {
+		body, err = withState(body, key, h.state)
+	}
+	if err != nil {
+		h.writeError(w, req, err)
+		return
+	}
+	h.forwardWrite(w, req, r.shardPath, body, key)
+}
+
+// delete forwards the deletion of an object the upsyncer sees.
+func (h *handler) delete(w http.ResponseWriter, req *http.Request, r routed, key string) {
+	if _, status, err := h.read(req.Context(), r.resource, r.objectPath, key); err != nil || status != nil {
+		if err != nil {
+			h.writeError(w, req, err)
+		} else {
+			h.writeRaw(w, status.code, status.body)
+		}
+		return
+	}
+	body, err := readBody(req)
+	if err != nil {
+		h.writeError(w, req, err)
+		return
+	}
+	h.forwardWrite(w, req, r.shardPath, body, key)
+}
+
+// readBody reads a request body up to maxBodyBytes.
+func readBody(req *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxBodyBytes+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err))
+	}
+	if len(body) > maxBodyBytes {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d bytes", maxBodyBytes))
+	}
+	return body, nil
+}
+
+// withState returns the JSON object body with the state label of key set
+// to state.
+func withState(body []byte, key string, state workloadv1alpha1.ResourceState) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return nil, apierrors.NewBadRequest("the upsyncer virtual workspace takes JSON objects")
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	lbls, _ := meta["labels"].(map[string]any)
+	if lbls == nil {
+		lbls = map[string]any{}
+		meta["labels"] = lbls
+	}
+	lbls[workloadv1alpha1.ClusterResourceStateLabelPrefix+key] = string(state)
+	return json.Marshal(obj)
+}
+
+// forwardWrite sends a write to the shard at path and passes on its
+// answer, presented.
+func (h *handler) forwardWrite(w http.ResponseWriter, req *http.Request, path string, body []byte, key string) {
+	ctx := req.Context()
+	u, err := url.Parse(h.base + path)
 	if err != nil {
 		h.writeError(w, req, apierrors.NewBadRequest(fmt.Sprintf("invalid path: %v", err)))
 		return
@@ -521,7 +639,7 @@ func (h *handler) write(w http.ResponseWriter, req *http.Request, r routed, key 
 		h.writeError(w, req, apierrors.NewInternalError(fmt.Errorf("decoding the shard's answer: %w", err)))
 		return
 	}
-	present(obj, key)
+	h.present(obj, key)
 	h.writeJSON(w, resp.StatusCode, obj)
 }
 
@@ -553,8 +671,12 @@ func finalizersOnly(current map[string]any, body []byte) ([]byte, error) {
 }
 
 // present shows the SyncTarget's deletion time of an object as its
-// deletionTimestamp, unless it has one of its own.
-func present(obj map[string]any, key string) {
+// deletionTimestamp, unless it has one of its own; the upsyncer's objects
+// are shown as they are.
+func (h *handler) present(obj map[string]any, key string) {
+	if h.state == workloadv1alpha1.ResourceStateUpsync {
+		return
+	}
 	meta, ok := obj["metadata"].(map[string]any)
 	if !ok {
 		return

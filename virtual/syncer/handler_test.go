@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,13 +42,25 @@ func TestRoute(t *testing.T) {
 		{"GET", "/services/syncer/comp/kind/u1/clusters/*/apis", "", "", "", 404},
 		{"GET", "/services/syncer/comp/kind/u1/clusters/app/api/v1/namespaces/web/configmaps/c/proxy", "", "", "", 404},
 		{"GET", "/services/syncer/comp/kind/u1/clusters/*/api/v1/namespaces/web/configmaps/c", "", "", "", 405},
+		// The syncer neither creates nor deletes; the upsyncer does, one
+		// object at a time, in one cluster.
+		{"POST", "/services/syncer/comp/kind/u1/clusters/app/api/v1/namespaces/web/configmaps", "", "", "", 405},
+		{"DELETE", "/services/syncer/comp/kind/u1/clusters/app/api/v1/namespaces/web/configmaps/c", "", "", "", 405},
+		{"POST", "/services/upsyncer/comp/kind/u1/clusters/app/api/v1/namespaces/web/configmaps", "create", "/clusters/app/api/v1/namespaces/web/configmaps", "", 0},
+		{"DELETE", "/services/upsyncer/comp/kind/u1/clusters/app/api/v1/namespaces/web/configmaps/c", "delete", "/clusters/app/api/v1/namespaces/web/configmaps/c", "/clusters/app/api/v1/namespaces/web/configmaps/c", 0},
+		{"POST", "/services/upsyncer/comp/kind/u1/clusters/*/api/v1/namespaces/web/configmaps", "", "", "", 405},
+		{"DELETE", "/services/upsyncer/comp/kind/u1/clusters/app/api/v1/namespaces/web/configmaps", "", "", "", 405},
 	} {
 		req := httptest.NewRequest(tc.method, tc.path, nil)
-		tgt, err := parse(req.URL.EscapedPath())
+		prefix := PathPrefix
+		if strings.HasPrefix(tc.path, UpsyncerPathPrefix) {
+			prefix = UpsyncerPathPrefix
+		}
+		tgt, err := parse(req.URL.EscapedPath(), prefix)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.path, err)
 		}
-		r, err := route(req, tgt, syncTarget())
+		r, err := route(req, tgt, syncTarget(), prefix == UpsyncerPathPrefix)
 		if tc.code != 0 {
 			if status, ok := err.(apierrors.APIStatus); !ok || int(status.Status().Code) != tc.code {
 				t.Errorf("%s %s: %v, want %d", tc.method, tc.path, err, tc.code)
@@ -61,7 +74,7 @@ func TestRoute(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	tgt, err := parse("/services/syncer/comp/kind/u1/clusters/app/api/v1/configmaps")
+	tgt, err := parse("/services/syncer/comp/kind/u1/clusters/app/api/v1/configmaps", PathPrefix)
 	if err != nil || tgt.syncTargetCluster != "comp" || tgt.syncTargetName != "kind" || tgt.uid != "u1" || tgt.cluster.Name != "app" {
 		t.Errorf("parse: %+v %v", tgt, err)
 	}
@@ -70,23 +83,28 @@ func TestParse(t *testing.T) {
 		"/services/syncer/comp/kind/u1/clusters/Bad!/api",
 		"/services/syncer/comp/kind/u1/clusters/app/api/v1/namespaces/%2e%2e/configmaps",
 	} {
-		if _, err := parse(bad); err == nil {
+		if _, err := parse(bad, PathPrefix); err == nil {
 			t.Errorf("parse(%s) accepted", bad)
 		}
 	}
 }
 
 func TestStateSelector(t *testing.T) {
-	got, err := stateSelector(url.Values{"labelSelector": {"app=web"}}, "k1")
+	got, err := stateSelector(url.Values{"labelSelector": {"app=web"}}, "k1", workloadv1alpha1.ResourceStateSync)
 	if err != nil || got != "app=web,state.workload.kcp.io/k1=Sync" {
 		t.Errorf("stateSelector = %q, %v", got, err)
 	}
-	if _, err := stateSelector(url.Values{"labelSelector": {"a in ("}}, "k1"); err == nil {
+	if got, _ := stateSelector(url.Values{}, "k1", workloadv1alpha1.ResourceStateUpsync); got != "state.workload.kcp.io/k1=Upsync" {
+		t.Errorf("stateSelector of the upsyncer = %q", got)
+	}
+	if _, err := stateSelector(url.Values{"labelSelector": {"a in ("}}, "k1", workloadv1alpha1.ResourceStateSync); err == nil {
 		t.Error("a bad selector is accepted")
 	}
 }
 
 func TestPresent(t *testing.T) {
+	h := &handler{state: workloadv1alpha1.ResourceStateSync}
+	present := h.present
 	obj := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"deletion.internal.workload.kcp.io/k1": "2026-11-28T10:00:00Z"}}}
 	present(obj, "k1")
 	if obj["metadata"].(map[string]any)["deletionTimestamp"] != "2026-11-28T10:00:00Z" {
@@ -100,6 +118,28 @@ func TestPresent(t *testing.T) {
 	other := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"deletion.internal.workload.kcp.io/k2": "2026-11-28T10:00:00Z"}}}
 	if present(other, "k1"); other["metadata"].(map[string]any)["deletionTimestamp"] != nil {
 		t.Errorf("another SyncTarget's deletion presented: %v", other)
+	}
+}
+
+// TestWithState: what the upsyncer writes always carries its state label.
+func TestWithState(t *testing.T) {
+	out, err := withState([]byte(`{"metadata":{"name":"pv","labels":{"a":"b","state.workload.kcp.io/k1":"Sync"}}}`), "k1", workloadv1alpha1.ResourceStateUpsync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	_ = json.Unmarshal(out, &got)
+	lbls := got["metadata"].(map[string]any)["labels"].(map[string]any)
+	if lbls["a"] != "b" || lbls["state.workload.kcp.io/k1"] != "Upsync" {
+		t.Errorf("labels %v", lbls)
+	}
+	if _, err := withState([]byte(`[1]`), "k1", workloadv1alpha1.ResourceStateUpsync); err == nil {
+		t.Error("a body that is not an object is accepted")
+	}
+	up := &handler{state: workloadv1alpha1.ResourceStateUpsync}
+	obj := map[string]any{"metadata": map[string]any{"annotations": map[string]any{"deletion.internal.workload.kcp.io/k1": "2026-11-28T10:00:00Z"}}}
+	if up.present(obj, "k1"); obj["metadata"].(map[string]any)["deletionTimestamp"] != nil {
+		t.Errorf("the upsyncer presents a deletion: %v", obj)
 	}
 }
 

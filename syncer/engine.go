@@ -34,9 +34,14 @@ import (
 type resourceToSync struct {
 	gvr  schema.GroupVersionResource
 	urls []string
+	// upsync: objects go up (from the upsyncer virtual workspaces at
+	// urls), not down (upsync.go).
+	upsync bool
 }
 
-func (r resourceToSync) id() string { return r.gvr.String() + "@" + strings.Join(r.urls, ",") }
+func (r resourceToSync) id() string {
+	return fmt.Sprintf("%s@%s up=%t", r.gvr, strings.Join(r.urls, ","), r.upsync)
+}
 
 // upstreamSource is one syncer virtual workspace: a wildcard informer of
 // the resource and per-cluster clients for the syncer's writes.
@@ -76,15 +81,30 @@ func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
 		})
 	}
 	// Not from the downstream factory: an engine's informer stops with it.
+	// What is upsynced is made downstream by others (a provisioner), so
+	// it carries no label of the syncer.
+	tweak := s.keyLabelSelector
+	reconcile, downstreamKeys := e.reconcile, e.upstreamKeyOf
+	if rs.upsync {
+		tweak, reconcile, downstreamKeys = nil, e.reconcileUpsync, e.upsyncKeyOf
+	}
 	e.downstream = dynamicinformer.NewFilteredDynamicInformer(s.downstream, rs.gvr, metav1.NamespaceAll, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, s.keyLabelSelector).Informer()
-	e.ctrl = reconciler.New("syncer-"+rs.gvr.Resource, reconciler.Func(e.reconcile), reconciler.Options{Workers: s.opts.Workers})
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	name := "syncer-" + rs.gvr.Resource
+	if rs.upsync {
+		name = "upsyncer-" + rs.gvr.Resource
+	}
+	e.ctrl = reconciler.New(name, reconciler.Func(reconcile), reconciler.Options{Workers: s.opts.Workers})
+	upstreamEvents := e.ctrl.EnqueueHandler()
+	if rs.upsync {
+		upstreamEvents = reconciler.EnqueueMappedHandler(e.ctrl, e.upsyncKeyOf)
+	}
 	for _, src := range e.upstream {
-		if err := e.ctrl.Watch(src.informer, e.ctrl.EnqueueHandler()); err != nil {
+		if err := e.ctrl.Watch(src.informer, upstreamEvents); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.ctrl.Watch(e.downstream, reconciler.EnqueueMappedHandler(e.ctrl, e.upstreamKeyOf)); err != nil {
+	if err := e.ctrl.Watch(e.downstream, reconciler.EnqueueMappedHandler(e.ctrl, downstreamKeys)); err != nil {
 		return nil, err
 	}
 	e.ctrl.WaitFor(s.namespaces.HasSynced)
@@ -120,8 +140,12 @@ func (e *engine) start(ctx context.Context) {
 		if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
 			return
 		}
+		keysOf := e.upstreamKeyOf
+		if e.resource.upsync {
+			keysOf = e.upsyncKeyOf
+		}
 		for _, obj := range e.downstream.GetStore().List() {
-			for _, key := range e.upstreamKeyOf(obj) {
+			for _, key := range keysOf(obj) {
 				e.ctrl.Enqueue(key)
 			}
 		}

@@ -69,6 +69,8 @@ type Syncer struct {
 	// cluster (by group/resource@versions), since checkedAt.
 	checked   map[string]workloadv1alpha1.ResourceCompatibleState
 	checkedAt time.Time
+	// versions are the versions synced of resources (by the same key).
+	versions map[string]string
 
 	mu      sync.Mutex
 	engines map[string]*engine // by engineID
@@ -104,6 +106,8 @@ func New(ctx context.Context, o options.Completed) (*Syncer, error) {
 		Name:        o.SyncTargetName,
 		UID:         types.UID(o.SyncTargetUID),
 		engines:     map[string]*engine{},
+		checked:     map[string]workloadv1alpha1.ResourceCompatibleState{},
+		versions:    map[string]string{},
 	}
 	st, err := s.syncTargets.Get(ctx, s.Name, metav1.GetOptions{})
 	if err != nil {
@@ -259,6 +263,7 @@ func (s *Syncer) heartbeat(ctx context.Context) {
 func (s *Syncer) reportCompatibility(ctx context.Context, st *workloadv1alpha1.SyncTarget) error {
 	if time.Since(s.checkedAt) > compatibilityRecheck {
 		s.checked, s.checkedAt = map[string]workloadv1alpha1.ResourceCompatibleState{}, time.Now()
+		s.versions = map[string]string{}
 	}
 	key := func(r workloadv1alpha1.ResourceToSync) string {
 		return r.Group + "/" + r.Resource + "@" + strings.Join(r.Versions, ",")
@@ -343,21 +348,28 @@ func (s *Syncer) compatibility(ctx context.Context, r workloadv1alpha1.ResourceT
 // reconcileEngines runs one engine per Accepted resource and syncer URL
 // set, and stops the others.
 func (s *Syncer) reconcileEngines(ctx context.Context, st *workloadv1alpha1.SyncTarget) {
-	var urls []string
+	var urls, upURLs []string
 	for _, vw := range st.Status.VirtualWorkspaces {
 		if vw.SyncerURL != "" {
 			urls = append(urls, vw.SyncerURL)
 		}
+		if vw.UpsyncerURL != "" {
+			upURLs = append(upURLs, vw.UpsyncerURL)
+		}
 	}
 	slices.Sort(urls)
+	slices.Sort(upURLs)
 	want := map[string]resourceToSync{}
-	if len(urls) > 0 {
-		for _, r := range st.Status.SyncedResources {
-			if r.State != workloadv1alpha1.ResourceSchemaAcceptedState || len(r.Versions) == 0 {
-				continue
-			}
-			gvr := schema.GroupVersionResource{Group: r.Group, Version: s.downstreamVersion(r), Resource: r.Resource}
-			rs := resourceToSync{gvr: gvr, urls: urls}
+	for _, r := range st.Status.SyncedResources {
+		if r.State != workloadv1alpha1.ResourceSchemaAcceptedState || len(r.Versions) == 0 {
+			continue
+		}
+		gvr := schema.GroupVersionResource{Group: r.Group, Version: s.downstreamVersion(r), Resource: r.Resource}
+		rs := resourceToSync{gvr: gvr, urls: urls}
+		if isUpsynced(r) {
+			rs = resourceToSync{gvr: gvr, urls: upURLs, upsync: true}
+		}
+		if len(rs.urls) > 0 {
 			want[rs.id()] = rs
 		}
 	}
@@ -381,6 +393,16 @@ func (s *Syncer) reconcileEngines(ctx context.Context, st *workloadv1alpha1.Sync
 // downstreamVersion is the version of r synced: the first of its versions
 // the physical cluster serves.
 func (s *Syncer) downstreamVersion(r workloadv1alpha1.ResourceToSync) string {
+	key := r.Group + "/" + r.Resource + "@" + strings.Join(r.Versions, ",")
+	if v, ok := s.versions[key]; ok {
+		return v
+	}
+	v := s.findDownstreamVersion(r)
+	s.versions[key] = v
+	return v
+}
+
+func (s *Syncer) findDownstreamVersion(r workloadv1alpha1.ResourceToSync) string {
 	gv := schema.GroupVersion{Group: r.Group}
 	for _, v := range r.Versions {
 		gv.Version = v

@@ -19,6 +19,7 @@ import (
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/openapi/apischema"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/test/integration/framework"
 )
@@ -457,7 +458,7 @@ func waitComputeBattery(t *testing.T, s *framework.Shard) (logicalcluster.Name, 
 			return false, nil
 		}
 		identity = e.Status.IdentityHash
-		return identity != "" && len(e.Spec.LatestResourceSchemas) == 5 && e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] == "true", nil
+		return identity != "" && len(e.Spec.LatestResourceSchemas) >= len(apischema.Kubernetes()) && e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] == "true", nil
 	})
 	return compute, identity
 }

@@ -95,6 +95,33 @@ func kubernetesResources() []Resource {
 			},
 		},
 		{
+			// Claims go down to the physical cluster, whose volumes come
+			// back up (the syncer's upsync).
+			Model: corev1.PersistentVolumeClaim{}.OpenAPIModelName(), Group: "", Version: "v1",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", ShortNames: []string{"pvc"}},
+			Scope: apiextensionsv1.NamespaceScoped, Status: true,
+			PrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
+				{Name: "Status", Type: "string", JSONPath: ".status.phase"},
+				{Name: "Volume", Type: "string", JSONPath: ".spec.volumeName"},
+				{Name: "Capacity", Type: "string", JSONPath: ".status.capacity.storage"},
+				{Name: "StorageClass", Type: "string", JSONPath: ".spec.storageClassName"},
+				age,
+			},
+		},
+		{
+			Model: corev1.PersistentVolume{}.OpenAPIModelName(), Group: "", Version: "v1",
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "persistentvolumes", Singular: "persistentvolume", Kind: "PersistentVolume", ShortNames: []string{"pv"}},
+			Scope: apiextensionsv1.ClusterScoped, Status: true,
+			PrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
+				{Name: "Capacity", Type: "string", JSONPath: ".spec.capacity.storage"},
+				{Name: "Reclaim Policy", Type: "string", JSONPath: ".spec.persistentVolumeReclaimPolicy"},
+				{Name: "Status", Type: "string", JSONPath: ".status.phase"},
+				{Name: "Claim", Type: "string", JSONPath: ".spec.claimRef.name"},
+				{Name: "StorageClass", Type: "string", JSONPath: ".spec.storageClassName"},
+				age,
+			},
+		},
+		{
 			Model: corev1.Endpoints{}.OpenAPIModelName(), Group: "", Version: "v1",
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "endpoints", Singular: "endpoints", Kind: "Endpoints", ShortNames: []string{"ep"}},
 			Scope: apiextensionsv1.NamespaceScoped,

@@ -139,3 +139,41 @@ func TestMergeSchemaNames(t *testing.T) {
 		t.Errorf("mergeSchemaNames = %v, want %v", got, want)
 	}
 }
+
+// TestDesiredUpstream: an upsynced PersistentVolume is the downstream one
+// bound to the workspace's claim; its hash follows its spec, not its
+// status.
+func TestDesiredUpstream(t *testing.T) {
+	down := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "PersistentVolume",
+		"metadata": map[string]any{"name": "pvc-123", "uid": "u", "resourceVersion": "9", "labels": map[string]any{"topology": "a"},
+			"annotations": map[string]any{"pv.kubernetes.io/provisioned-by": "csi"}},
+		"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"},
+			"claimRef": map[string]any{"kind": "PersistentVolumeClaim", "namespace": "kcp-1wdhmziakix5", "name": "data", "uid": "down-uid", "resourceVersion": "4"}},
+		"status": map[string]any{"phase": "Bound"},
+	}}
+	up, err := desiredUpstream(down, "default", "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _, _ := unstructured.NestedMap(up.Object, "spec", "claimRef")
+	if ref["namespace"] != "default" || ref["name"] != "data" || ref["uid"] != nil || ref["resourceVersion"] != nil {
+		t.Errorf("claimRef %v", ref)
+	}
+	if up.GetName() != "pvc-123" || up.GetUID() != "" || up.GetResourceVersion() != "" || up.GetLabels()["topology"] != "a" ||
+		up.GetAnnotations()["pv.kubernetes.io/provisioned-by"] != "csi" || up.GetAnnotations()[AppliedAnnotation] == "" {
+		t.Errorf("metadata %v", up.Object["metadata"])
+	}
+	if _, ok := up.Object["status"]; ok {
+		t.Error("the status is in the object written")
+	}
+	if c, _, _ := unstructured.NestedString(down.Object, "spec", "claimRef", "namespace"); c != "kcp-1wdhmziakix5" {
+		t.Error("the downstream object was changed")
+	}
+	released := down.DeepCopy()
+	released.Object["status"] = map[string]any{"phase": "Released"}
+	again, _ := desiredUpstream(released, "default", "data")
+	if again.GetAnnotations()[AppliedAnnotation] != up.GetAnnotations()[AppliedAnnotation] {
+		t.Error("a status change changes the upsynced object")
+	}
+}

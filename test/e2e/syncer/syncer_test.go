@@ -39,7 +39,8 @@ var (
 	configMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	syncTargets = workloadv1alpha1.SchemeGroupVersion.WithResource("synctargets")
-	placements  = schema.GroupVersionResource{Group: "scheduling.kcp.io", Version: "v1alpha1", Resource: "placements"}
+	pvcs        = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	pvs         = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}
 )
 
 // site is a physical cluster with its SyncTarget and syncer process.
@@ -315,6 +316,62 @@ spec:
 			g.Expect(got[app+"|default/before-1"].Object["data"]).To(HaveKeyWithValue("v", "2"))
 			_, err := cms.Get(ctx, "before-0", metav1.GetOptions{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
+		}, time.Minute)
+	})
+
+	It("brings the volume of a synced claim up into the workspace, bound to the claim", func(ctx SpecContext) {
+		s := sites[1] // root:app runs on p2 since the move
+		kubectl(ctx, "ws", "root:app")
+		manifest := filepath.Join(env.Dir, "pvc.yaml")
+		Expect(os.WriteFile(manifest, []byte(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: manual
+  resources: {requests: {storage: 1Gi}}
+`), 0o600)).To(Succeed())
+		eventually(ctx, func(g Gomega) {
+			_, err := ws.Kubectl(ctx, "apply", "-f", manifest)
+			g.Expect(err).NotTo(HaveOccurred())
+		}, time.Minute)
+		var downNS string
+		eventually(ctx, func(g Gomega) {
+			got := downstreamObjects(ctx, g, s, pvcs)
+			g.Expect(got).To(HaveKey(app + "|default/data"))
+			downNS = got[app+"|default/data"].GetNamespace()
+		}, time.Minute)
+
+		By("a volume made for the claim in the physical cluster, as a provisioner would")
+		pv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
+			"metadata": map[string]any{"name": "pv-data-" + env.RunID},
+			"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteOnce"},
+				"storageClassName": "manual", "persistentVolumeReclaimPolicy": "Retain", "hostPath": map[string]any{"path": "/tmp/e2e-data"},
+				"claimRef": map[string]any{"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": downNS, "name": "data"}}}}
+		_, err := s.down.Resource(pvs).Create(ctx, pv, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("the workspace has the volume, bound to its claim, and the claim is Bound")
+		eventually(ctx, func(g Gomega) {
+			up, err := up(app).Resource(pvs).Get(ctx, pv.GetName(), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			ns, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "namespace")
+			name, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "name")
+			phase, _, _ := unstructured.NestedString(up.Object, "status", "phase")
+			g.Expect([]string{ns, name, phase}).To(Equal([]string{"default", "data", "Bound"}))
+			g.Expect(up.GetLabels()).To(HaveKeyWithValue(workloadv1alpha1.ClusterResourceStateLabelPrefix+s.key, "Upsync"))
+			out, err := ws.Kubectl(ctx, "get", "pvc", "data", "-o", "jsonpath={.status.phase}")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(Equal("Bound"))
+		}, 2*time.Minute)
+
+		By("the volume gone from the physical cluster, gone from the workspace")
+		kubectl(ctx, "delete", "pvc", "data", "--wait=false")
+		Expect(s.down.Resource(pvs).Delete(ctx, pv.GetName(), metav1.DeleteOptions{})).To(Succeed())
+		eventually(ctx, func(g Gomega) {
+			_, err := up(app).Resource(pvs).Get(ctx, pv.GetName(), metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the upsynced volume: %v", err)
 		}, time.Minute)
 	})
 

@@ -6,8 +6,10 @@ import (
 	"net"
 	"net/http"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
@@ -31,19 +33,54 @@ func (h *Handler) serveAPIs(w http.ResponseWriter, req *http.Request, cluster lo
 	switch {
 	case err != nil:
 		h.writeError(w, req, internalError(err))
-	case docs == nil:
+	case docs == nil || len(docs.apis.groups) == 0:
+		// Without CRDs, or with CRDs of the core group only, which /apis
+		// does not list.
 		h.next.ServeHTTP(w, req)
 	case h.wantsAggregated(req):
-		h.serveAggregated(w, req, docs)
+		h.serveAggregated(w, req, &docs.aggregated, docs.aggregatedETag)
 	default:
 		h.serveGroupList(w, req, docs)
+	}
+}
+
+// serveCoreAPIs serves /api: its aggregated discovery with the cluster's CRD
+// resources of core v1. The legacy document (APIVersions) is the same in
+// every cluster.
+func (h *Handler) serveCoreAPIs(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) {
+	if !h.wantsAggregated(req) {
+		h.next.ServeHTTP(w, req)
+		return
+	}
+	docs, err := h.clusterDocs(req.Context(), cluster)
+	switch {
+	case err != nil:
+		h.writeError(w, req, internalError(err))
+	case docs == nil || docs.apis.core == nil:
+		h.next.ServeHTTP(w, req)
+	default:
+		h.serveAggregated(w, req, &docs.coreAggregated, docs.coreAggregatedETag)
+	}
+}
+
+// serveCoreVersion serves /api/v1: the built-in resources as the wrapped
+// handler lists them, with the cluster's CRD resources of core v1.
+func (h *Handler) serveCoreVersion(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) {
+	docs, err := h.clusterDocs(req.Context(), cluster)
+	switch {
+	case err != nil:
+		h.writeError(w, req, internalError(err))
+	case docs == nil || docs.apis.core == nil:
+		h.next.ServeHTTP(w, req)
+	default:
+		h.serveMergedResourceList(w, req, coreV1, docs.apis.core)
 	}
 }
 
 // serveAggregated writes the cluster's aggregated discovery document with
 // its ETag, in the version and encoding the client negotiated, as
 // k8s.io/apiserver's discovery manager does.
-func (h *Handler) serveAggregated(w http.ResponseWriter, req *http.Request, docs *clusterDocs) {
+func (h *Handler) serveAggregated(w http.ResponseWriter, req *http.Request, list *apidiscoveryv2.APIGroupDiscoveryList, etag string) {
 	mediaType, _, err := negotiation.NegotiateOutputMediaType(req, h.aggregated, aggregated.DiscoveryEndpointRestrictions)
 	if err != nil {
 		h.writeError(w, req, err)
@@ -54,7 +91,7 @@ func (h *Handler) serveAggregated(w http.ResponseWriter, req *http.Request, docs
 		h.writeError(w, req, notFound())
 		return
 	}
-	aggregated.ServeHTTPWithETag(&docs.aggregated, docs.aggregatedETag, target, h.aggregated, w, req)
+	aggregated.ServeHTTPWithETag(list, etag, target, h.aggregated, w, req)
 }
 
 // serveGroupList writes the legacy /apis document: the built-in groups as
@@ -137,22 +174,33 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, req *http.Request, cl
 		h.writeError(w, req, notFound())
 		return
 	}
-	resources := v.resources
 	if isBuiltin {
 		// CRDs add resources to a built-in group version.
-		rec := forwardJSON(h.next, req)
-		if rec.code() != http.StatusOK {
-			rec.copyTo(w)
-			return
-		}
-		var list metav1.APIResourceList
-		if err := json.Unmarshal(rec.body.Bytes(), &list); err != nil {
-			h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API resource list of %s: %w", gv, err)))
-			return
-		}
-		resources = mergeResourceList(list.APIResources, v)
+		h.serveMergedResourceList(w, req, gv, v)
+		return
 	}
-	genericdiscovery.NewAPIVersionHandler(h.serializer, gv, genericdiscovery.APIResourceListerFunc(func() []metav1.APIResource {
+	serveResourceList(w, req, h.serializer, gv, v.resources)
+}
+
+// serveMergedResourceList writes the resource list of a built-in group
+// version, as the wrapped handler lists it, with the CRD resources of v.
+func (h *Handler) serveMergedResourceList(w http.ResponseWriter, req *http.Request, gv schema.GroupVersion, v *crdVersion) {
+	rec := forwardJSON(h.next, req)
+	if rec.code() != http.StatusOK {
+		rec.copyTo(w)
+		return
+	}
+	var list metav1.APIResourceList
+	if err := json.Unmarshal(rec.body.Bytes(), &list); err != nil {
+		h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API resource list of %s: %w", gv, err)))
+		return
+	}
+	serveResourceList(w, req, h.serializer, gv, mergeResourceList(list.APIResources, v))
+}
+
+// serveResourceList writes a group version's APIResourceList.
+func serveResourceList(w http.ResponseWriter, req *http.Request, serializer runtime.NegotiatedSerializer, gv schema.GroupVersion, resources []metav1.APIResource) {
+	genericdiscovery.NewAPIVersionHandler(serializer, gv, genericdiscovery.APIResourceListerFunc(func() []metav1.APIResource {
 		return resources
 	})).ServeHTTP(w, req)
 }

@@ -98,14 +98,8 @@ func (h *Handler) serveAggregated(w http.ResponseWriter, req *http.Request, list
 // the wrapped handler lists them for this client (the server addresses
 // depend on the client's address), followed by the cluster's CRD groups.
 func (h *Handler) serveGroupList(w http.ResponseWriter, req *http.Request, docs *clusterDocs) {
-	rec := forwardJSON(h.next, req)
-	if rec.code() != http.StatusOK {
-		rec.copyTo(w)
-		return
-	}
 	var builtin metav1.APIGroupList
-	if err := json.Unmarshal(rec.body.Bytes(), &builtin); err != nil {
-		h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API group list: %w", err)))
+	if !h.forwardDecoded(w, req, &builtin, "API group list") {
 		return
 	}
 	var addresses fixedAddresses
@@ -140,14 +134,8 @@ func (h *Handler) serveGroup(w http.ResponseWriter, req *http.Request, cluster l
 		genericdiscovery.NewAPIGroupHandler(h.serializer, crdGroup.apiGroup()).ServeHTTP(w, req)
 	default:
 		// CRDs add versions to a built-in group.
-		rec := forwardJSON(h.next, req)
-		if rec.code() != http.StatusOK {
-			rec.copyTo(w)
-			return
-		}
 		var g metav1.APIGroup
-		if err := json.Unmarshal(rec.body.Bytes(), &g); err != nil {
-			h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API group %q: %w", group, err)))
+		if !h.forwardDecoded(w, req, &g, fmt.Sprintf("API group %q", group)) {
 			return
 		}
 		genericdiscovery.NewAPIGroupHandler(h.serializer, mergeLegacyGroup(g, crdGroup)).ServeHTTP(w, req)
@@ -185,14 +173,8 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, req *http.Request, cl
 // serveMergedResourceList writes the resource list of a built-in group
 // version, as the wrapped handler lists it, with the CRD resources of v.
 func (h *Handler) serveMergedResourceList(w http.ResponseWriter, req *http.Request, gv schema.GroupVersion, v *crdVersion) {
-	rec := forwardJSON(h.next, req)
-	if rec.code() != http.StatusOK {
-		rec.copyTo(w)
-		return
-	}
 	var list metav1.APIResourceList
-	if err := json.Unmarshal(rec.body.Bytes(), &list); err != nil {
-		h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API resource list of %s: %w", gv, err)))
+	if !h.forwardDecoded(w, req, &list, "API resource list of "+gv.String()) {
 		return
 	}
 	serveResourceList(w, req, h.serializer, gv, mergeResourceList(list.APIResources, v))
@@ -227,4 +209,20 @@ type fixedAddresses []metav1.ServerAddressByClientCIDR
 
 func (a fixedAddresses) ServerAddressByClientCIDRs(net.IP) []metav1.ServerAddressByClientCIDR {
 	return a
+}
+
+// forwardDecoded asks the wrapped handler for the request's document in
+// JSON and decodes it into v, the built-in what. When it cannot, it writes
+// the response (the wrapped handler's, or an error) and returns false.
+func (h *Handler) forwardDecoded(w http.ResponseWriter, req *http.Request, v any, what string) bool {
+	rec := forwardJSON(h.next, req)
+	if rec.code() != http.StatusOK {
+		rec.copyTo(w)
+		return false
+	}
+	if err := json.Unmarshal(rec.body.Bytes(), v); err != nil {
+		h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in %s: %w", what, err)))
+		return false
+	}
+	return true
 }

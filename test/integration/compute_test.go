@@ -480,21 +480,10 @@ func TestBindCompute(t *testing.T) {
 		t.Fatalf("building kubectl-kcp: %v\n%s", err, out)
 	}
 	w := newWSSession(t, s.Kubeconfig, plugins)
-	var compute logicalcluster.Name
-	var identity string
-	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
-		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		compute = logicalcluster.Name(ws.Spec.Cluster)
-		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		identity = e.Status.IdentityHash
-		return identity != "" && len(e.Spec.LatestResourceSchemas) == 5 && e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] == "true", nil
-	})
+	compute, identity := kubernetesExport(t, s)
+	if e, err := kcpClient(t, s, compute).APIExports().Get(t.Context(), "kubernetes", metav1.GetOptions{}); err != nil || e.Annotations["extra.apis.kcp.io/compute.workload.kcp.io"] != "true" {
+		t.Errorf("the APIExport kubernetes lacks the compute annotation: %v", err)
+	}
 	w.must("ws", "root:compute")
 	w.must("kcp", "bind", "apiexport", "root:workload.kcp.io")
 	w.must("kcp", "bind", "apiexport", "root:scheduling.kcp.io")
@@ -759,21 +748,7 @@ spec:
 func TestComputeDefaults(t *testing.T) {
 	s := framework.StartShard(t, func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} })
 	waitComputeExports(t, s)
-	var compute logicalcluster.Name
-	var identity string
-	eventually(t, 60*time.Second, "root:compute's APIExport kubernetes", func(ctx context.Context) (bool, error) {
-		ws, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "compute", metav1.GetOptions{})
-		if err != nil || ws.Spec.Cluster == "" {
-			return false, nil
-		}
-		compute = logicalcluster.Name(ws.Spec.Cluster)
-		e, err := kcpClient(t, s, compute).APIExports().Get(ctx, "kubernetes", metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		identity = e.Status.IdentityHash
-		return identity != "", nil
-	})
+	compute, identity := kubernetesExport(t, s)
 	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
 	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
 	waitBound(t, s, compute, "workload.kcp.io")

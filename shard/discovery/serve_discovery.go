@@ -52,13 +52,7 @@ func (h *Handler) serveCoreAPIs(w http.ResponseWriter, req *http.Request, cluste
 		h.next.ServeHTTP(w, req)
 		return
 	}
-	docs, err := h.clusterDocs(req.Context(), cluster)
-	switch {
-	case err != nil:
-		h.writeError(w, req, internalError(err))
-	case docs == nil || docs.apis.core == nil:
-		h.next.ServeHTTP(w, req)
-	default:
+	if docs := h.coreDocs(w, req, cluster); docs != nil {
 		h.serveAggregated(w, req, &docs.coreAggregated, docs.coreAggregatedETag)
 	}
 }
@@ -66,6 +60,15 @@ func (h *Handler) serveCoreAPIs(w http.ResponseWriter, req *http.Request, cluste
 // serveCoreVersion serves /api/v1: the built-in resources as the wrapped
 // handler lists them, with the cluster's CRD resources of core v1.
 func (h *Handler) serveCoreVersion(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) {
+	if docs := h.coreDocs(w, req, cluster); docs != nil {
+		h.serveMergedResourceList(w, req, coreV1, docs.apis.core)
+	}
+}
+
+// coreDocs returns the documents of a cluster with CRD resources of core
+// v1; otherwise it passes the request to the wrapped handler (or writes
+// the error) and returns nil.
+func (h *Handler) coreDocs(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) *clusterDocs {
 	docs, err := h.clusterDocs(req.Context(), cluster)
 	switch {
 	case err != nil:
@@ -73,8 +76,9 @@ func (h *Handler) serveCoreVersion(w http.ResponseWriter, req *http.Request, clu
 	case docs == nil || docs.apis.core == nil:
 		h.next.ServeHTTP(w, req)
 	default:
-		h.serveMergedResourceList(w, req, coreV1, docs.apis.core)
+		return docs
 	}
+	return nil
 }
 
 // serveAggregated writes the cluster's aggregated discovery document with

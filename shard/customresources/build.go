@@ -179,13 +179,14 @@ func (h *Handler) buildVersion(logger klog.Logger, b *crdBuild, v *apiextensions
 	if err != nil {
 		logger.Info("Invalid printer columns, using the default ones", "crd", crd.Name, "version", v.Name, "err", err)
 	}
+	strategy := customresource.NewStrategy(typer, !b.clusterScoped, kind, parts.validator, parts.statusValidator,
+		b.schemas.byVersion[v.Name], parts.status, parts.scale, v.SelectableFields)
 	storage, err := customresource.NewStorage(
 		resource.GroupResource(),
 		gv.WithResource(names.Singular).GroupResource(),
 		kind,
 		gv.WithKind(names.ListKind),
-		customresource.NewStrategy(typer, !b.clusterScoped, kind, parts.validator, parts.statusValidator,
-			b.schemas.byVersion[v.Name], parts.status, parts.scale, v.SelectableFields),
+		strategy,
 		versionRESTOptions{
 			getter:         h.config.RESTOptionsGetter,
 			codec:          storageCodec(h.scheme, b.safeConverter, b.schemas, b.storageVersion, gv),
@@ -200,6 +201,17 @@ func (h *Handler) buildVersion(logger klog.Logger, b *crdBuild, v *apiextensions
 		return nil, fmt.Errorf("building the store: %w", err)
 	}
 	vs := &versionState{storage: storage, subresources: subresources}
+	if storage.Status != nil {
+		vs.status = storage.Status
+	}
+	if gv.Group == "" {
+		validating := customresource.NewStrategy(typer, !b.clusterScoped, schema.GroupVersionKind{Group: validationGroup, Version: kind.Version, Kind: kind.Kind},
+			parts.validator, parts.statusValidator, b.schemas.byVersion[v.Name], parts.status, parts.scale, v.SelectableFields)
+		vs.status = useCoreTypeMeta(&storage, coreStrategies{
+			strategy: strategy, validating: validating,
+			statusStrategy: customresource.NewStatusStrategy(strategy), statusValidating: customresource.NewStatusStrategy(validating),
+		})
+	}
 	if err := h.addScopes(b, vs, v, parameterScheme, typer, resource, kind); err != nil {
 		storage.CustomResource.Destroy()
 		return nil, err

@@ -40,7 +40,9 @@
 // hands it the resource requests below a built-in group that go-restful has
 // no route for (shard/server delegateUnroutable), so that CRDs may add
 // versions and resources to built-in groups: it sees the requests for
-// /apis/<group>/<version>/... that no built-in resource serves, after
+// /apis/<group>/<version>/... and /api/v1/... (CRDs of the core group, such
+// as the Services and Pods of kcp's compute export, served as kcp serves
+// them; see ServesPath) that no built-in resource serves, after
 // authentication and authorization, with the RequestInfo and the logical
 // cluster (logicalcluster.ClusterFrom) in the request context. Requests that
 // no CRD serves (unknown resource, version not served, CRD without the

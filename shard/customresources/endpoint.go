@@ -38,7 +38,7 @@ func (h *Handler) endpoint(info *request.RequestInfo, vs *versionState, terminat
 	case info.Subresource == "":
 		f, err = h.resourceEndpoint(info, vs, terminating)
 	case info.Subresource == "status" && vs.subresources != nil && vs.subresources.Status != nil:
-		f, err = h.subresourceEndpoint(info, vs.storage.Status, vs.statusScope, true)
+		f, err = h.subresourceEndpoint(info, vs.status, vs.statusScope, true)
 	case info.Subresource == "scale" && vs.subresources != nil && vs.subresources.Scale != nil:
 		// Scale is a built-in kind: its body may be protobuf too.
 		f, err = h.subresourceEndpoint(info, vs.storage.Scale, vs.scaleScope, false)

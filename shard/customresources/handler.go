@@ -178,7 +178,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
-	if !info.IsResourceRequest || info.APIPrefix != "apis" || info.APIGroup == "" {
+	if !info.IsResourceRequest || !ServesPath(info) {
 		h.notFound(w, req, info)
 		return
 	}
@@ -303,6 +303,20 @@ func servingError(crd *apiextensionsv1.CustomResourceDefinition, err error) erro
 		return errWebhookConversionStatus(crd)
 	}
 	return apierrors.NewInternalError(fmt.Errorf("CustomResourceDefinition %s cannot be served: %w", crd.Name, err))
+}
+
+// ServesPath tells whether a resource request addresses what a CRD
+// can serve: a named group below /apis, or the core group's version v1
+// below /api, as kcp serves the core resources of its compute APIExport
+// (Services, Pods, Endpoints) in workspaces that bind it.
+func ServesPath(info *request.RequestInfo) bool {
+	switch info.APIPrefix {
+	case "apis":
+		return info.APIGroup != ""
+	case "api":
+		return info.APIGroup == "" && info.APIVersion == "v1"
+	}
+	return false
 }
 
 // notFound hands the request to Config.NotFound, or answers with a

@@ -2,6 +2,7 @@ package customresources
 
 import (
 	"context"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
@@ -23,7 +24,10 @@ type servingState struct {
 
 // versionState serves one version of a CRD.
 type versionState struct {
-	storage      customresource.CustomResourceStorage
+	storage customresource.CustomResourceStorage
+	// status serves the status subresource: storage.Status, or its
+	// replacement for a CRD of the core group (useCoreTypeMeta).
+	status       rest.Patcher
 	scope        *handlers.RequestScope
 	statusScope  *handlers.RequestScope
 	scaleScope   *handlers.RequestScope

@@ -34,7 +34,10 @@ const (
 // Cache audit (issue 9): not cluster-dependent: built-in APIs are the same
 // in every logical cluster; CRDs are merged in per cluster from clusterCache.
 type builtins struct {
-	apis      *builtinDoc[*builtinAPIs]
+	apis *builtinDoc[*builtinAPIs]
+	// core is the aggregated discovery of /api, fetched only for clusters
+	// with CRDs of the core group.
+	core      *builtinDoc[*builtinAPIs]
 	openAPIV3 *builtinDoc[*handler3.OpenAPIV3Discovery]
 	openAPIV2 *builtinDoc[*spec.Swagger]
 }
@@ -42,12 +45,14 @@ type builtins struct {
 func newBuiltins(next http.Handler, clk clock.PassiveClock, recheck time.Duration) *builtins {
 	return &builtins{
 		apis:      newBuiltinDoc(next, clk, recheck, "/apis", acceptAggregatedV2, parseBuiltinAPIs),
+		core:      newBuiltinDoc(next, clk, recheck, "/api", acceptAggregatedV2, parseBuiltinAPIs),
 		openAPIV3: newBuiltinDoc(next, clk, recheck, "/openapi/v3", acceptJSON, parseJSON[handler3.OpenAPIV3Discovery]),
 		openAPIV2: newBuiltinDoc(next, clk, recheck, "/openapi/v2", acceptJSON, parseJSON[spec.Swagger]),
 	}
 }
 
-// builtinAPIs is the built-in aggregated discovery document of /apis.
+// builtinAPIs is the built-in aggregated discovery document of /apis (or of
+// /api, whose one group is the core group "").
 type builtinAPIs struct {
 	list apidiscoveryv2.APIGroupDiscoveryList
 	// gvs holds the names (resources and kinds) each built-in group version

@@ -17,9 +17,17 @@ import (
 // to the built-in ones. It is what apiextensions-apiserver's discovery
 // controller computes, restricted to one cluster.
 type crdAPIs struct {
-	// groups sorted by name.
+	// groups sorted by name; never the core group.
 	groups []crdGroup
+	// core holds the CRD resources of the core group version v1 (/api/v1),
+	// nil without any. The core group is never one of groups: /apis lists
+	// no group "". Other versions of the core group are not served.
+	core *crdVersion
 }
+
+// coreV1 is the core group version, the only one of the core group that
+// CRDs serve.
+var coreV1 = schema.GroupVersion{Version: "v1"}
 
 // crdGroup is one API group served by CRDs.
 type crdGroup struct {
@@ -66,7 +74,7 @@ func newCRDAPIs(crds []*apiextensionsv1.CustomResourceDefinition, builtin func(g
 		storageVersionHash := crdStorageVersionHash(crd)
 		for _, v := range crd.Spec.Versions {
 			gv := schema.GroupVersion{Group: crd.Spec.Group, Version: v.Name}
-			if !v.Served || builtin(gv, crd.Status.AcceptedNames.Plural, crd.Status.AcceptedNames.Kind) {
+			if !v.Served || (gv.Group == "" && gv != coreV1) || builtin(gv, crd.Status.AcceptedNames.Plural, crd.Status.AcceptedNames.Kind) {
 				continue
 			}
 			cv := versions[gv]
@@ -78,9 +86,14 @@ func newCRDAPIs(crds []*apiextensionsv1.CustomResourceDefinition, builtin func(g
 		}
 	}
 
+	var apis crdAPIs
 	groups := map[string]*crdGroup{}
 	for gv, cv := range versions {
 		sort.SliceStable(cv.aggregated, func(i, j int) bool { return cv.aggregated[i].Resource < cv.aggregated[j].Resource })
+		if gv == coreV1 {
+			apis.core = cv
+			continue
+		}
 		g := groups[gv.Group]
 		if g == nil {
 			g = &crdGroup{name: gv.Group}
@@ -88,7 +101,7 @@ func newCRDAPIs(crds []*apiextensionsv1.CustomResourceDefinition, builtin func(g
 		}
 		g.versions = append(g.versions, *cv)
 	}
-	apis := crdAPIs{groups: make([]crdGroup, 0, len(groups))}
+	apis.groups = make([]crdGroup, 0, len(groups))
 	for _, g := range groups {
 		sort.Slice(g.versions, func(i, j int) bool {
 			return version.CompareKubeAwareVersionStrings(g.versions[i].name, g.versions[j].name) > 0
@@ -182,7 +195,40 @@ func crdStorageVersionHash(crd *apiextensionsv1.CustomResourceDefinition) string
 }
 
 // empty tells whether the CRDs serve nothing.
-func (a crdAPIs) empty() bool { return len(a.groups) == 0 }
+func (a crdAPIs) empty() bool { return len(a.groups) == 0 && a.core == nil }
+
+// crdGroupVersion is a group version the CRDs serve.
+type crdGroupVersion struct {
+	gv      schema.GroupVersion
+	version *crdVersion
+}
+
+// groupVersions lists every group version the CRDs serve: core v1 first,
+// then the named groups in order.
+func (a crdAPIs) groupVersions() []crdGroupVersion {
+	var gvs []crdGroupVersion
+	if a.core != nil {
+		gvs = append(gvs, crdGroupVersion{gv: coreV1, version: a.core})
+	}
+	for i := range a.groups {
+		g := &a.groups[i]
+		for j := range g.versions {
+			gvs = append(gvs, crdGroupVersion{gv: schema.GroupVersion{Group: g.name, Version: g.versions[j].name}, version: &g.versions[j]})
+		}
+	}
+	return gvs
+}
+
+// servesCoreGroup tells whether any of crds is of the core group, so that
+// the built-in core resources are needed to merge them.
+func servesCoreGroup(crds []*apiextensionsv1.CustomResourceDefinition) bool {
+	for _, crd := range crds {
+		if crd != nil && crd.Spec.Group == "" {
+			return true
+		}
+	}
+	return false
+}
 
 // group returns the named group, or nil.
 func (a crdAPIs) group(name string) *crdGroup {

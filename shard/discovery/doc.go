@@ -12,13 +12,17 @@
 //     (APIResourceList), and a 404 Status for a group or version the cluster
 //     does not serve, such as a CRD group of another cluster;
 //   - /openapi/v2 (JSON and protobuf);
+//   - /api/v1 (APIResourceList) and aggregated /api (v2 and v2beta1, with
+//     ETag), when the cluster has CRDs of the core group (group "", as
+//     kcp's compute export kubernetes binds Services, Pods and Endpoints);
 //   - /openapi/v3, whose root lists the cluster's CRD group versions with
 //     their hashes next to the built-in ones, and /openapi/v3/apis/<g>/<v>
-//     for those CRD group versions and the built-in ones CRDs add resources
-//     to.
+//     (/openapi/v3/api/v1 for the core group) for those CRD group versions
+//     and the built-in ones CRDs add resources to.
 //
-// The core group (/api, /api/v1) is the same everywhere and passes through,
-// as does every other path, every non-GET request, and requests without a
+// The legacy /api (APIVersions) is the same everywhere and passes through,
+// as do /api/v1 and aggregated /api of a cluster without CRDs of the core
+// group, every other path, every non-GET request, and requests without a
 // cluster, which so see the built-in documents. Requests across all
 // clusters (/clusters/*) see the CRDs that Config.CRDs returns for
 // logicalcluster.Wildcard: the shard's synthetic CRD per CRD name, which
@@ -28,7 +32,8 @@
 //
 // The built-in documents are captured from the wrapped handler itself, by
 // in-process GET requests for /apis (aggregated), /openapi/v3 and /openapi/v2
-// on first need, once for all clusters. They are then revalidated at most
+// on first need, once for all clusters, and /api (aggregated) on the first
+// need of a cluster with CRDs of the core group. They are then revalidated at most
 // every Config.BuiltinRecheckInterval with If-None-Match, so a change of the
 // generic server's APIs is picked up without a restart. Requests the
 // built-in documents answer alone go to the wrapped handler unchanged: every
@@ -37,7 +42,8 @@
 // the cluster's CRDs add nothing to. The legacy /apis list of a cluster with
 // CRDs, and a built-in /apis/<group> or /apis/<group>/<version> that CRDs add
 // versions or resources to, are asked of the wrapped handler per request,
-// because the server addresses in them depend on the client.
+// because the server addresses in them depend on the client; so is /api/v1
+// of a cluster with CRDs of the core group, to merge them in.
 //
 // # Merging
 //
@@ -54,7 +60,17 @@
 // or kind in its group version (the CRD naming controller refuses such
 // names anyway). kube-apiserver differs: it advertises CRD versions of a
 // built-in group but answers 404 for them, and hides CRD resources of a
-// built-in group version. OpenAPI documents are built with
+// built-in group version.
+//
+// The core group is a built-in group that only its version v1 can get CRD
+// resources in (other core versions of CRDs are not advertised, nor
+// served). It is never listed in /apis: clients merge the groups of /api and
+// /apis, and a group "" there would replace core v1. Its CRD resources join
+// /api/v1, aggregated /api and /openapi/v3/api/v1, where the paths the
+// builder makes (/apis//v1/...) are moved to /api/v1/..., as the shard
+// serves them (shard/server delegateUnroutable).
+//
+// OpenAPI documents are built with
 // apiextensions-apiserver's builder and merged as its controllers merge
 // them; a built-in group version's OpenAPI v3 document with CRD resources
 // is the built-in document, fetched from the wrapped handler, with the CRDs

@@ -8,6 +8,7 @@ import (
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // clusterDocs are the documents of one logical cluster that has CRDs:
@@ -18,6 +19,9 @@ type clusterDocs struct {
 	fingerprint string
 	// builtin is the built-in discovery it was merged with.
 	builtin *snapshot[*builtinAPIs]
+	// core is the built-in discovery of /api it was merged with, nil
+	// without CRDs of the core group.
+	core *snapshot[*builtinAPIs]
 	// apis are the group versions the CRDs add.
 	apis crdAPIs
 
@@ -25,6 +29,10 @@ type clusterDocs struct {
 	aggregated apidiscoveryv2.APIGroupDiscoveryList
 	// aggregatedETag is its unquoted ETag, computed as upstream does.
 	aggregatedETag string
+	// coreAggregated is the merged aggregated discovery document of /api,
+	// when CRDs add resources to core v1, and coreAggregatedETag its ETag.
+	coreAggregated     apidiscoveryv2.APIGroupDiscoveryList
+	coreAggregatedETag string
 
 	// openAPIV3 holds a document per CRD group version, by OpenAPI v3 path
 	// ("apis/<group>/<version>"), including the built-in group versions
@@ -35,11 +43,20 @@ type clusterDocs struct {
 	v3Root     *openAPIV3Root
 }
 
-func newClusterDocs(fp string, builtin *snapshot[*builtinAPIs], crds []*apiextensionsv1.CustomResourceDefinition, builtinV3 builtinOpenAPIV3Func) (*clusterDocs, error) {
-	apis := newCRDAPIs(crds, builtin.value.serves)
+// newClusterDocs computes the discovery of a cluster's CRDs merged with the
+// built-in discovery of /apis and, when crds has CRDs of the core group, of
+// /api (core, nil otherwise).
+func newClusterDocs(fp string, builtin, core *snapshot[*builtinAPIs], crds []*apiextensionsv1.CustomResourceDefinition, builtinV3 builtinOpenAPIV3Func) (*clusterDocs, error) {
+	apis := newCRDAPIs(crds, func(gv schema.GroupVersion, resource, kind string) bool {
+		if gv.Group == "" {
+			return core == nil || core.value.serves(gv, resource, kind)
+		}
+		return builtin.value.serves(gv, resource, kind)
+	})
 	d := &clusterDocs{
 		fingerprint: fp,
 		builtin:     builtin,
+		core:        core,
 		apis:        apis,
 		aggregated:  apidiscoveryv2.APIGroupDiscoveryList{Items: mergeAggregated(builtin.value.list.Items, apis)},
 		openAPIV3:   newOpenAPIV3Docs(apis, builtin.value.hasGroupVersion, builtinV3),
@@ -49,6 +66,14 @@ func newClusterDocs(fp string, builtin *snapshot[*builtinAPIs], crds []*apiexten
 		return nil, err
 	}
 	d.aggregatedETag = etag
+	if apis.core != nil {
+		// The core group merges as a built-in group would.
+		coreAPIs := crdAPIs{groups: []crdGroup{{name: "", versions: []crdVersion{*apis.core}}}}
+		d.coreAggregated = apidiscoveryv2.APIGroupDiscoveryList{Items: mergeAggregated(core.value.list.Items, coreAPIs)}
+		if d.coreAggregatedETag, err = aggregatedETag(&d.coreAggregated); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }
 

@@ -160,6 +160,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	r := parsePath(req.URL.Path)
 	switch r.kind {
+	case coreAPIsPath:
+		h.serveCoreAPIs(w, req, name)
+	case coreVersionPath:
+		h.serveCoreVersion(w, req, name)
 	case apisPath:
 		h.serveAPIs(w, req, name)
 	case groupPath:
@@ -191,10 +195,16 @@ func (h *Handler) clusterDocs(ctx context.Context, cluster logicalcluster.Name) 
 	if err != nil {
 		return nil, err
 	}
+	var core *snapshot[*builtinAPIs]
+	if servesCoreGroup(crds) {
+		if core, err = h.builtins.core.get(ctx); err != nil {
+			return nil, err
+		}
+	}
 	fp := fingerprint(crds)
 	d, ok := h.docs.get(cluster)
-	if !ok || d.fingerprint != fp || d.builtin != builtin {
-		if d, err = newClusterDocs(fp, builtin, crds, h.builtinOpenAPIV3); err != nil {
+	if !ok || d.fingerprint != fp || d.builtin != builtin || d.core != core {
+		if d, err = newClusterDocs(fp, builtin, core, crds, h.builtinOpenAPIV3); err != nil {
 			return nil, fmt.Errorf("building the discovery documents of logical cluster %q: %w", cluster, err)
 		}
 		h.docs.add(cluster, d)

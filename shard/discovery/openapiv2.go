@@ -34,6 +34,7 @@ const openAPIV2Path = "/openapi/v2"
 type openAPIV2Doc struct {
 	fingerprint string
 	builtin     *snapshot[*builtinAPIs]
+	core        *snapshot[*builtinAPIs]
 	static      *snapshot[*spec.Swagger]
 	handler     http.Handler
 
@@ -50,7 +51,7 @@ type openAPIV2Doc struct {
 
 // current tells whether the document was built from these inputs.
 func (d *openAPIV2Doc) current(docs *clusterDocs, static *snapshot[*spec.Swagger]) bool {
-	return d.fingerprint == docs.fingerprint && d.builtin == docs.builtin && d.static == static
+	return d.fingerprint == docs.fingerprint && d.builtin == docs.builtin && d.core == docs.core && d.static == static
 }
 
 // size is the number of bytes the document's encodings hold.
@@ -156,6 +157,7 @@ func (h *Handler) openAPIV2(ctx context.Context, cluster logicalcluster.Name, do
 	d := &openAPIV2Doc{
 		fingerprint:  docs.fingerprint,
 		builtin:      docs.builtin,
+		core:         docs.core,
 		static:       static,
 		json:         data,
 		etag:         computeETag(data),
@@ -177,24 +179,23 @@ func buildOpenAPIV2(ctx context.Context, static *spec.Swagger, apis crdAPIs) (*s
 		IncludeSelectableFields: utilfeature.DefaultFeatureGate.Enabled(apiextensionsfeatures.CustomResourceFieldSelectors),
 	}
 	// The versions each CRD serves here (those newCRDAPIs kept), in the
-	// order the CRDs were first met: groups and CRDs are sorted.
+	// order the CRDs were first met: core v1 first, then groups; CRDs are
+	// sorted.
 	type crdVersions struct {
 		crd      *apiextensionsv1.CustomResourceDefinition
 		versions []string
 	}
 	var order []*crdVersions
 	byName := map[string]*crdVersions{}
-	for _, g := range apis.groups {
-		for _, v := range g.versions {
-			for _, crd := range v.crds {
-				cv := byName[crd.Name]
-				if cv == nil {
-					cv = &crdVersions{crd: crd}
-					byName[crd.Name] = cv
-					order = append(order, cv)
-				}
-				cv.versions = append(cv.versions, v.name)
+	for _, v := range apis.groupVersions() {
+		for _, crd := range v.version.crds {
+			cv := byName[crd.Name]
+			if cv == nil {
+				cv = &crdVersions{crd: crd}
+				byName[crd.Name] = cv
+				order = append(order, cv)
 			}
+			cv.versions = append(cv.versions, v.gv.Version)
 		}
 	}
 
@@ -209,6 +210,9 @@ func buildOpenAPIV2(ctx context.Context, static *spec.Swagger, apis crdAPIs) (*s
 				continue
 			}
 			s.Definitions = handler.PruneDefaults(s.Definitions)
+			if s.Paths != nil {
+				s.Paths.Paths = corePaths(s.Paths.Paths)
+			}
 			if merged, err = builder.MergeSpecs(merged, s); err != nil {
 				return nil, fmt.Errorf("merging the OpenAPI v2 schemas of CRD %s: %w", cv.crd.Name, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"path"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +42,9 @@ const (
 // openAPIV3Path is the OpenAPI v3 path of a group version, the key in the
 // root document.
 func openAPIV3Path(gv schema.GroupVersion) string {
+	if gv.Group == "" {
+		return "api/" + gv.Version
+	}
 	return "apis/" + gv.Group + "/" + gv.Version
 }
 
@@ -64,18 +68,16 @@ type builtinOpenAPIV3Func func(ctx context.Context, gv schema.GroupVersion) (*sp
 
 // newOpenAPIV3Docs prepares (without building) a document per CRD group
 // version. The document of a built-in group version (builtin tells which)
-// is the built-in one, as fetch returns it, with the CRDs merged in.
+// is the built-in one, as fetch returns it, with the CRDs merged in; core
+// v1 is always built in.
 func newOpenAPIV3Docs(apis crdAPIs, builtin func(schema.GroupVersion) bool, fetch builtinOpenAPIV3Func) map[string]*openAPIV3Doc {
 	docs := map[string]*openAPIV3Doc{}
-	for _, g := range apis.groups {
-		for _, v := range g.versions {
-			gv := schema.GroupVersion{Group: g.name, Version: v.name}
-			doc := &openAPIV3Doc{gv: gv, crds: v.crds}
-			if builtin(gv) {
-				doc.builtin = fetch
-			}
-			docs[openAPIV3Path(gv)] = doc
+	for _, v := range apis.groupVersions() {
+		doc := &openAPIV3Doc{gv: v.gv, crds: v.version.crds}
+		if v.gv == coreV1 || builtin(v.gv) {
+			doc.builtin = fetch
 		}
+		docs[openAPIV3Path(v.gv)] = doc
 	}
 	return docs
 }
@@ -166,6 +168,9 @@ func buildOpenAPIV3(ctx context.Context, gv schema.GroupVersion, crds []*apiexte
 		if err != nil {
 			errs = append(errs, fmt.Errorf("building the OpenAPI v3 schema of CRD %s version %s: %w", crd.Name, gv.Version, err))
 			continue
+		}
+		if s.Paths != nil {
+			s.Paths.Paths = corePaths(s.Paths.Paths)
 		}
 		specs = append(specs, s)
 	}
@@ -287,4 +292,21 @@ func (h *Handler) serveOpenAPIV3Doc(w http.ResponseWriter, req *http.Request, p 
 		}
 	}
 	h.writeError(w, req, notAcceptable(accept))
+}
+
+// coreAPIsPrefix is where apiextensions-apiserver's builder puts the paths
+// of a CRD of the core group ("/apis/" + "" + "/"); they are served below
+// /api/.
+const coreAPIsPrefix = "/apis//"
+
+// corePaths moves the paths the builder made for a CRD of the core group
+// below /api/, where the shard serves them. Other paths are kept.
+func corePaths[T any](paths map[string]T) map[string]T {
+	for p, item := range paths {
+		if rest, ok := strings.CutPrefix(p, coreAPIsPrefix); ok {
+			delete(paths, p)
+			paths["/api/"+rest] = item
+		}
+	}
+	return paths
 }

@@ -12,6 +12,11 @@ type pathKind int
 const (
 	// otherPath is not a per-cluster document: the wrapped handler serves it.
 	otherPath pathKind = iota
+	// coreAPIsPath is /api: its aggregated discovery lists the core
+	// group's resources.
+	coreAPIsPath
+	// coreVersionPath is /api/v1.
+	coreVersionPath
 	// apisPath is /apis, the list of API groups.
 	apisPath
 	// groupPath is /apis/<group>.
@@ -36,10 +41,13 @@ type request struct {
 }
 
 // parsePath tells which document a path (after the /clusters/<name> prefix
-// has been stripped) asks for. The legacy core group (/api, /api/v1) is the
-// same in every cluster and not a per-cluster document.
+// has been stripped) asks for.
 func parsePath(p string) request {
 	switch {
+	case p == "/api" || p == "/api/":
+		return request{kind: coreAPIsPath}
+	case p == "/api/v1" || p == "/api/v1/":
+		return request{kind: coreVersionPath, gv: coreV1}
 	case p == openAPIV2Path:
 		return request{kind: openAPIV2DocPath}
 	case p == openAPIV3Prefix:

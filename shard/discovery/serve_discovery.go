@@ -6,8 +6,10 @@ import (
 	"net"
 	"net/http"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericdiscovery "k8s.io/apiserver/pkg/endpoints/discovery"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
@@ -31,19 +33,58 @@ func (h *Handler) serveAPIs(w http.ResponseWriter, req *http.Request, cluster lo
 	switch {
 	case err != nil:
 		h.writeError(w, req, internalError(err))
-	case docs == nil:
+	case docs == nil || len(docs.apis.groups) == 0:
+		// Without CRDs, or with CRDs of the core group only, which /apis
+		// does not list.
 		h.next.ServeHTTP(w, req)
 	case h.wantsAggregated(req):
-		h.serveAggregated(w, req, docs)
+		h.serveAggregated(w, req, &docs.aggregated, docs.aggregatedETag)
 	default:
 		h.serveGroupList(w, req, docs)
 	}
 }
 
+// serveCoreAPIs serves /api: its aggregated discovery with the cluster's CRD
+// resources of core v1. The legacy document (APIVersions) is the same in
+// every cluster.
+func (h *Handler) serveCoreAPIs(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) {
+	if !h.wantsAggregated(req) {
+		h.next.ServeHTTP(w, req)
+		return
+	}
+	if docs := h.coreDocs(w, req, cluster); docs != nil {
+		h.serveAggregated(w, req, &docs.coreAggregated, docs.coreAggregatedETag)
+	}
+}
+
+// serveCoreVersion serves /api/v1: the built-in resources as the wrapped
+// handler lists them, with the cluster's CRD resources of core v1.
+func (h *Handler) serveCoreVersion(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) {
+	if docs := h.coreDocs(w, req, cluster); docs != nil {
+		h.serveMergedResourceList(w, req, coreV1, docs.apis.core)
+	}
+}
+
+// coreDocs returns the documents of a cluster with CRD resources of core
+// v1; otherwise it passes the request to the wrapped handler (or writes
+// the error) and returns nil.
+func (h *Handler) coreDocs(w http.ResponseWriter, req *http.Request, cluster logicalcluster.Name) *clusterDocs {
+	docs, err := h.clusterDocs(req.Context(), cluster)
+	switch {
+	case err != nil:
+		h.writeError(w, req, internalError(err))
+	case docs == nil || docs.apis.core == nil:
+		h.next.ServeHTTP(w, req)
+	default:
+		return docs
+	}
+	return nil
+}
+
 // serveAggregated writes the cluster's aggregated discovery document with
 // its ETag, in the version and encoding the client negotiated, as
 // k8s.io/apiserver's discovery manager does.
-func (h *Handler) serveAggregated(w http.ResponseWriter, req *http.Request, docs *clusterDocs) {
+func (h *Handler) serveAggregated(w http.ResponseWriter, req *http.Request, list *apidiscoveryv2.APIGroupDiscoveryList, etag string) {
 	mediaType, _, err := negotiation.NegotiateOutputMediaType(req, h.aggregated, aggregated.DiscoveryEndpointRestrictions)
 	if err != nil {
 		h.writeError(w, req, err)
@@ -54,21 +95,15 @@ func (h *Handler) serveAggregated(w http.ResponseWriter, req *http.Request, docs
 		h.writeError(w, req, notFound())
 		return
 	}
-	aggregated.ServeHTTPWithETag(&docs.aggregated, docs.aggregatedETag, target, h.aggregated, w, req)
+	aggregated.ServeHTTPWithETag(list, etag, target, h.aggregated, w, req)
 }
 
 // serveGroupList writes the legacy /apis document: the built-in groups as
 // the wrapped handler lists them for this client (the server addresses
 // depend on the client's address), followed by the cluster's CRD groups.
 func (h *Handler) serveGroupList(w http.ResponseWriter, req *http.Request, docs *clusterDocs) {
-	rec := forwardJSON(h.next, req)
-	if rec.code() != http.StatusOK {
-		rec.copyTo(w)
-		return
-	}
 	var builtin metav1.APIGroupList
-	if err := json.Unmarshal(rec.body.Bytes(), &builtin); err != nil {
-		h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API group list: %w", err)))
+	if !h.forwardDecoded(w, req, &builtin, "API group list") {
 		return
 	}
 	var addresses fixedAddresses
@@ -103,14 +138,8 @@ func (h *Handler) serveGroup(w http.ResponseWriter, req *http.Request, cluster l
 		genericdiscovery.NewAPIGroupHandler(h.serializer, crdGroup.apiGroup()).ServeHTTP(w, req)
 	default:
 		// CRDs add versions to a built-in group.
-		rec := forwardJSON(h.next, req)
-		if rec.code() != http.StatusOK {
-			rec.copyTo(w)
-			return
-		}
 		var g metav1.APIGroup
-		if err := json.Unmarshal(rec.body.Bytes(), &g); err != nil {
-			h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API group %q: %w", group, err)))
+		if !h.forwardDecoded(w, req, &g, fmt.Sprintf("API group %q", group)) {
 			return
 		}
 		genericdiscovery.NewAPIGroupHandler(h.serializer, mergeLegacyGroup(g, crdGroup)).ServeHTTP(w, req)
@@ -137,22 +166,27 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, req *http.Request, cl
 		h.writeError(w, req, notFound())
 		return
 	}
-	resources := v.resources
 	if isBuiltin {
 		// CRDs add resources to a built-in group version.
-		rec := forwardJSON(h.next, req)
-		if rec.code() != http.StatusOK {
-			rec.copyTo(w)
-			return
-		}
-		var list metav1.APIResourceList
-		if err := json.Unmarshal(rec.body.Bytes(), &list); err != nil {
-			h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in API resource list of %s: %w", gv, err)))
-			return
-		}
-		resources = mergeResourceList(list.APIResources, v)
+		h.serveMergedResourceList(w, req, gv, v)
+		return
 	}
-	genericdiscovery.NewAPIVersionHandler(h.serializer, gv, genericdiscovery.APIResourceListerFunc(func() []metav1.APIResource {
+	serveResourceList(w, req, h.serializer, gv, v.resources)
+}
+
+// serveMergedResourceList writes the resource list of a built-in group
+// version, as the wrapped handler lists it, with the CRD resources of v.
+func (h *Handler) serveMergedResourceList(w http.ResponseWriter, req *http.Request, gv schema.GroupVersion, v *crdVersion) {
+	var list metav1.APIResourceList
+	if !h.forwardDecoded(w, req, &list, "API resource list of "+gv.String()) {
+		return
+	}
+	serveResourceList(w, req, h.serializer, gv, mergeResourceList(list.APIResources, v))
+}
+
+// serveResourceList writes a group version's APIResourceList.
+func serveResourceList(w http.ResponseWriter, req *http.Request, serializer runtime.NegotiatedSerializer, gv schema.GroupVersion, resources []metav1.APIResource) {
+	genericdiscovery.NewAPIVersionHandler(serializer, gv, genericdiscovery.APIResourceListerFunc(func() []metav1.APIResource {
 		return resources
 	})).ServeHTTP(w, req)
 }
@@ -179,4 +213,20 @@ type fixedAddresses []metav1.ServerAddressByClientCIDR
 
 func (a fixedAddresses) ServerAddressByClientCIDRs(net.IP) []metav1.ServerAddressByClientCIDR {
 	return a
+}
+
+// forwardDecoded asks the wrapped handler for the request's document in
+// JSON and decodes it into v, the built-in what. When it cannot, it writes
+// the response (the wrapped handler's, or an error) and returns false.
+func (h *Handler) forwardDecoded(w http.ResponseWriter, req *http.Request, v any, what string) bool {
+	rec := forwardJSON(h.next, req)
+	if rec.code() != http.StatusOK {
+		rec.copyTo(w)
+		return false
+	}
+	if err := json.Unmarshal(rec.body.Bytes(), v); err != nil {
+		h.writeError(w, req, internalError(fmt.Errorf("decoding the built-in %s: %w", what, err)))
+		return false
+	}
+	return true
 }

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/tessera-dev/tessera/shard/customresources"
 )
 
 // delegateUnroutable hands the resource requests that the generic server's
@@ -30,14 +32,21 @@ import (
 // unknown resource. A CRD cannot take a built-in resource's name (the CRD
 // naming controller refuses it), so routed requests are never ambiguous.
 //
-// Only resource requests of named groups, the only ones a CRD can serve,
-// are handed on; other errors of route selection (404 for the core group and
+// The same holds for the core group: go-restful's web service at /api/v1
+// answers 404 for every resource it does not serve, and a logical cluster
+// bound to an APIExport of core resources (kcp's compute export kubernetes:
+// Services, Pods, Endpoints) serves those from bound CRDs of group "", at
+// /api/v1 as kcp does, across clusters too (/clusters/*/api/v1/<resource>:
+// <identity>).
+//
+// Only resource requests of named groups and of core v1, the only ones a
+// CRD can serve, are handed on; other errors of route selection (404 for
 // non-resource paths, 405, 406, 415) are written as the generic server
 // writes them.
 func delegateUnroutable(container *restful.Container, notFound http.Handler, serializer runtime.NegotiatedSerializer) {
 	container.ServiceErrorHandler(func(err restful.ServiceError, req *restful.Request, resp *restful.Response) {
 		info, ok := request.RequestInfoFrom(req.Request.Context())
-		if err.Code == http.StatusNotFound && ok && info.IsResourceRequest && info.APIPrefix == "apis" && info.APIGroup != "" {
+		if err.Code == http.StatusNotFound && ok && info.IsResourceRequest && customresources.ServesPath(info) {
 			notFound.ServeHTTP(resp.ResponseWriter, req.Request)
 			return
 		}

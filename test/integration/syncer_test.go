@@ -170,9 +170,7 @@ subjects:
 		_, err := s.Kubectl(app, "create", "deployment", "kuard", "-n", "web", "--image=gcr.io/kuar-demo/kuard-amd64:blue")
 		return err == nil, nil
 	})
-	if checkConfigMaps {
-		s.MustKubectl(t, app, "create", "configmap", "settings", "-n", "web", "--from-literal=color=blue")
-	}
+	s.MustKubectl(t, app, "create", "configmap", "settings", "-n", "web", "--from-literal=color=blue")
 
 	locator := syncer.NamespaceLocator{
 		SyncTarget: syncer.SyncTargetLocator{Cluster: compute.String(), Name: "kind", UID: st.GetUID()},
@@ -203,12 +201,10 @@ subjects:
 	if l, ok := syncer.LocatorOf(ns.GetAnnotations()); !ok || l != locator || ns.GetLabels()["internal.workload.kcp.io/cluster"] != key {
 		t.Errorf("downstream namespace: labels %v, annotations %v", ns.GetLabels(), ns.GetAnnotations())
 	}
-	if checkConfigMaps {
-		eventually(t, 30*time.Second, "the ConfigMap downstream", func(ctx context.Context) (bool, error) {
-			cm, err := down.Resource(configMapsGVR).Namespace(downNS).Get(ctx, "settings", metav1.GetOptions{})
-			return err == nil && fmt.Sprint(cm.Object["data"]) == "map[color:blue]", nil
-		})
-	}
+	eventually(t, 30*time.Second, "the ConfigMap downstream", func(ctx context.Context) (bool, error) {
+		cm, err := down.Resource(configMapsGVR).Namespace(downNS).Get(ctx, "settings", metav1.GetOptions{})
+		return err == nil && fmt.Sprint(cm.Object["data"]) == "map[color:blue]", nil
+	})
 	up, err := upDeployments.Get(t.Context(), "kuard", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -256,10 +252,8 @@ subjects:
 		_, err := s.Kubectl(app, "create", "deployment", "second", "-n", "web", "--image=nginx")
 		return err == nil, nil
 	})
-	if checkConfigMaps {
-		if err := down.Resource(configMapsGVR).Namespace(downNS).Delete(t.Context(), "settings", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	if err := down.Resource(configMapsGVR).Namespace(downNS).Delete(t.Context(), "settings", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
 	orphan := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{
 		"name": "orphan", "labels": map[string]any{"internal.workload.kcp.io/cluster": key}},
@@ -277,9 +271,6 @@ subjects:
 	eventually(t, 30*time.Second, "after the restart: second and settings downstream, orphan gone", func(ctx context.Context) (bool, error) {
 		_, err1 := down.Resource(deploymentsGVR).Namespace(downNS).Get(ctx, "second", metav1.GetOptions{})
 		_, err2 := down.Resource(configMapsGVR).Namespace(downNS).Get(ctx, "settings", metav1.GetOptions{})
-		if !checkConfigMaps {
-			err2 = nil
-		}
 		_, err3 := down.Resource(deploymentsGVR).Namespace(downNS).Get(ctx, "orphan", metav1.GetOptions{})
 		return err1 == nil && err2 == nil && apierrors.IsNotFound(err3), nil
 	})
@@ -311,14 +302,54 @@ subjects:
 	}
 	s.MustKubectl(t, app, "delete", "widget", "w1", "-n", "web", "--wait=false")
 
+	// Upsync: a volume the physical cluster makes for a synced claim comes
+	// up into the workspace, bound to the workspace's claim, and goes when
+	// it goes.
+	s.MustKubectl(t, app, "apply", "-n", "web", "-f", yamlFile(t, "pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n"))
+	eventually(t, 30*time.Second, "the claim downstream", func(ctx context.Context) (bool, error) {
+		_, err := down.Resource(pvcsGVR).Namespace(downNS).Get(ctx, "data", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	pv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
+		"metadata": map[string]any{"name": "pvc-data"},
+		"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteOnce"}, "hostPath": map[string]any{"path": "/data"},
+			"claimRef": map[string]any{"kind": "PersistentVolumeClaim", "namespace": downNS, "name": "data", "uid": "downstream-uid"}}}}
+	created, err := down.Resource(pvsGVR).Create(t.Context(), pv, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created.Object["status"] = map[string]any{"phase": "Bound"}
+	if _, err := down.Resource(pvsGVR).UpdateStatus(t.Context(), created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the volume upsynced, bound to the workspace's claim", func(ctx context.Context) (bool, error) {
+		u, err := dynamicClient(t, s, app).Resource(pvsGVR).Get(ctx, "pvc-data", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ns, _, _ := unstructured.NestedString(u.Object, "spec", "claimRef", "namespace")
+		uid, _, _ := unstructured.NestedString(u.Object, "spec", "claimRef", "uid")
+		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+		return ns == "web" && uid == "" && phase == "Bound" && u.GetLabels()["state.workload.kcp.io/"+key] == "Upsync", fmt.Errorf("%v", u.Object)
+	})
+	if out := s.MustKubectl(t, app, "get", "pv"); !strings.Contains(out, "pvc-data") {
+		t.Errorf("kubectl get pv in the workspace:\n%s", out)
+	}
+	if err := down.Resource(pvsGVR).Delete(t.Context(), "pvc-data", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the upsynced volume gone with its downstream one", func(ctx context.Context) (bool, error) {
+		_, err := dynamicClient(t, s, app).Resource(pvsGVR).Get(ctx, "pvc-data", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	s.MustKubectl(t, app, "delete", "pvc", "data", "-n", "web", "--wait=false")
+
 	// Deletion: the copy goes, then the syncer's finalizer, then the object;
 	// the emptied namespace goes too.
 	for _, name := range []string{"kuard", "second"} {
 		s.MustKubectl(t, app, "delete", "deployment", name, "-n", "web", "--wait=false")
 	}
-	if checkConfigMaps {
-		s.MustKubectl(t, app, "delete", "configmap", "settings", "-n", "web", "--wait=false")
-	}
+	s.MustKubectl(t, app, "delete", "configmap", "settings", "-n", "web", "--wait=false")
 	eventually(t, 30*time.Second, "deleted upstream and downstream", func(ctx context.Context) (bool, error) {
 		l, err := upDeployments.List(ctx, metav1.ListOptions{})
 		if err != nil || len(l.Items) > 0 {
@@ -333,7 +364,10 @@ subjects:
 	})
 }
 
-const checkConfigMaps = false
+var (
+	pvcsGVR = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}
+	pvsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}
+)
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 

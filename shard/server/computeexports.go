@@ -265,10 +265,12 @@ func (s *Server) ensureComputeWorkspace(ctx context.Context, loopback *rest.Conf
 		{
 			ObjectMeta: metav1.ObjectMeta{Name: "compute:apiexport:kubernetes:maximal-permission-policy"},
 			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{""}, Resources: []string{"services", "endpoints"}, Verbs: all},
+				{APIGroups: []string{""}, Resources: []string{"services", "endpoints", "persistentvolumeclaims"}, Verbs: all},
 				{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: all},
 				{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: all},
-				{APIGroups: []string{""}, Resources: []string{"services/status", "pods", "pods/status"}, Verbs: read},
+				// Volumes come up from the physical clusters (the syncer's
+				// upsync); users read them.
+				{APIGroups: []string{""}, Resources: []string{"services/status", "pods", "pods/status", "persistentvolumeclaims/status", "persistentvolumes", "persistentvolumes/status"}, Verbs: read},
 				{APIGroups: []string{"apps"}, Resources: []string{"deployments/status"}, Verbs: read},
 				{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses/status"}, Verbs: read},
 			},

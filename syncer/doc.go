@@ -32,14 +32,15 @@
 // namespace's locator. Nothing is started per workspace or per object.
 //
 // An engine's reconcile of one key:
-//   - the syncer's finalizer workload.kcp.io/syncer-<key> is put on the
-//     upstream object first, so that it cannot go without the syncer
-//     noticing;
 //   - the object is applied downstream (server-side apply, field manager
 //     tessera-syncer) without status, identity, owners, finalizers and the
 //     placement labels and annotations; the hash of what was applied is
 //     kept in the annotation syncer.tessera.dev/applied, so an unchanged
 //     object costs no request;
+//   - the syncer's finalizer workload.kcp.io/syncer-<key> is put on the
+//     upstream object right after the first apply, so that it cannot go
+//     without the syncer noticing (one that goes before leaves a copy
+//     without a source, which is deleted as such);
 //   - the downstream status is written upstream when it differs;
 //   - an upstream object being deleted, or shown deleted because its
 //     namespace left the SyncTarget, has its downstream copy deleted and
@@ -62,8 +63,13 @@
 // an APIResourceSchema each, listed in the workspace's APIExport
 // kubernetes, which the SyncTarget then supports (importer.go).
 //
-// Not done yet: upsync (PersistentVolumes) and the upsyncer virtual
-// workspace, importing built-in resources, kcp's Deployment mutations (service account token and DNS in
+// PersistentVolumes go the other way (upsync.go, kcp's storage design): a
+// volume the physical cluster makes for a synced claim is copied, bound to
+// the workspace's claim, into the claim's workspace through the upsyncer
+// virtual workspace, and deleted there when it goes.
+//
+// Not done yet: moving volumes between SyncTargets, importing built-in
+// resources, kcp's Deployment mutations (service account token and DNS in
 // the physical cluster), spec-diff and status annotations for advanced
-// scheduling.
+// scheduling, and upsync through more than one shard.
 package syncer

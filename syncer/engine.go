@@ -75,10 +75,12 @@ func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
 		}
 		wildcard := clients.Wildcard().Resource(rs.gvr)
 		lw := informers.NoWatchList(&listWatch{client: wildcard})
-		e.upstream = append(e.upstream, upstreamSource{
-			clients:  clients,
-			informer: informers.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, informers.ClusterIndexers()),
-		})
+		informer := informers.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, informers.ClusterIndexers())
+		// The syncer never reads managedFields: not kept, on either side.
+		if err := informer.SetTransform(informers.StripManagedFields); err != nil {
+			return nil, err
+		}
+		e.upstream = append(e.upstream, upstreamSource{clients: clients, informer: informer})
 	}
 	// Not from the downstream factory: an engine's informer stops with it.
 	// What is upsynced is made downstream by others (a provisioner), so
@@ -90,6 +92,9 @@ func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
 	}
 	e.downstream = dynamicinformer.NewFilteredDynamicInformer(s.downstream, rs.gvr, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	if err := e.downstream.SetTransform(informers.StripManagedFields); err != nil {
+		return nil, err
+	}
 	name := "syncer-" + rs.gvr.Resource
 	if rs.upsync {
 		name = "upsyncer-" + rs.gvr.Resource
@@ -195,9 +200,9 @@ func (e *engine) locator(key reconciler.Key) NamespaceLocator {
 //   - an upstream object being deleted (or removed from the SyncTarget,
 //     which the virtual workspace shows as a deletion): the downstream
 //     copy is deleted, then the syncer's finalizer removed upstream;
-//   - otherwise the finalizer is put upstream first, then the object
-//     applied downstream (when what would be applied changed), then the
-//     downstream status written upstream (when it differs).
+//   - otherwise the object is applied downstream (when what would be
+//     applied changed), the finalizer put upstream, and the downstream
+//     status written upstream (when it differs).
 func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
 	if key.Namespace == "" {
 		return reconciler.Result{}, nil // cluster-scoped resources are not synced
@@ -248,19 +253,11 @@ func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.
 		return reconciler.Result{}, err
 	}
 
-	if !slices.Contains(up.GetFinalizers(), SyncerFinalizerPrefix+e.s.Key) {
-		// Go on with the updated object rather than wait for its event:
-		// one round trip less before the object runs.
-		updated, err := e.setFinalizer(ctx, src, up, true)
-		if err != nil || updated == nil {
-			return reconciler.Result{}, err
-		}
-		up = updated
-	}
 	desired, err := desiredDownstream(up, e.resource.gvr.Resource, dsNamespace, e.s.Key)
 	if err != nil {
 		return reconciler.Result{}, err
 	}
+	applied := false
 	if down == nil || down.GetAnnotations()[AppliedAnnotation] != desired.GetAnnotations()[AppliedAnnotation] {
 		if err := e.s.ensureNamespace(ctx, e.locator(key), dsNamespace); err != nil {
 			return reconciler.Result{}, err
@@ -273,6 +270,19 @@ func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.
 			return reconciler.Result{}, fmt.Errorf("applying %s %s downstream in %s: %w", e.resource.gvr.Resource, key.String(), dsNamespace, err)
 		}
 		klog.FromContext(ctx).V(2).Info("Applied downstream", "resource", e.resource.gvr.Resource, "object", key.String(), "namespace", dsNamespace)
+		applied = true
+	}
+	// The finalizer comes after the first apply, so that the object runs
+	// one round trip sooner: should the upstream object go before the
+	// finalizer holds it, its copy has no source and is deleted as such.
+	if !slices.Contains(up.GetFinalizers(), SyncerFinalizerPrefix+e.s.Key) {
+		updated, err := e.setFinalizer(ctx, src, up, true)
+		if err != nil || updated == nil {
+			return reconciler.Result{}, err
+		}
+		up = updated
+	}
+	if applied {
 		// The downstream event brings the key back for the status.
 		return reconciler.Result{}, nil
 	}

@@ -93,10 +93,7 @@ func TestComputeAPIs(t *testing.T) {
 	if out, err := s.Kubectl(c, "get", "placements"); err == nil || !strings.Contains(out, `doesn't have a resource type "placements"`) {
 		t.Errorf("placements served without a binding: %v\n%s", err, out)
 	}
-	createBinding(t, s, c, "workload.kcp.io", "root", "workload.kcp.io")
-	createBinding(t, s, c, "scheduling.kcp.io", "root", "scheduling.kcp.io")
-	waitBound(t, s, c, "workload.kcp.io")
-	waitBound(t, s, c, "scheduling.kcp.io")
+	bindRoot(t, s, c, "workload.kcp.io", "scheduling.kcp.io")
 
 	var out string
 	eventually(t, 30*time.Second, "the compute objects to be created", func(ctx context.Context) (bool, error) {
@@ -424,6 +421,18 @@ func reportKubernetesSynced(t *testing.T, s *framework.Shard, cluster logicalclu
 		_, err = client.UpdateStatus(ctx, st, metav1.UpdateOptions{})
 		return err == nil, nil
 	})
+}
+
+// bindRoot binds root's exports of the given names in cluster, each as a
+// binding of the same name, and waits until they are bound.
+func bindRoot(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, exports ...string) {
+	t.Helper()
+	for _, e := range exports {
+		createBinding(t, s, cluster, e, "root", e)
+	}
+	for _, e := range exports {
+		waitBound(t, s, cluster, e)
+	}
 }
 
 // waitComputeExports waits until root's APIExports workload.kcp.io and
@@ -788,10 +797,7 @@ func TestComputeDefaults(t *testing.T) {
 	s := framework.StartShard(t, func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} })
 	waitComputeExports(t, s)
 	compute, identity := waitComputeBattery(t, s)
-	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
-	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
-	waitBound(t, s, compute, "workload.kcp.io")
-	waitBound(t, s, compute, "scheduling.kcp.io")
+	bindRoot(t, s, compute, "workload.kcp.io", "scheduling.kcp.io")
 	applyEventually(t, s, compute, "apiVersion: workload.kcp.io/v1alpha1\nkind: SyncTarget\nmetadata:\n  name: kind\nspec:\n  supportedAPIExports:\n  - export: kubernetes\n")
 	reportKubernetesSynced(t, s, compute, "kind", identity)
 	startHeartbeats(t, s, compute, "kind")

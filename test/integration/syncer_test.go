@@ -109,11 +109,8 @@ func TestSyncer(t *testing.T) {
 	compute, _ := waitComputeBattery(t, s)
 	phys := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "phys", nil).Spec.Cluster)
 	app := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "app", nil).Spec.Cluster)
-	createBinding(t, s, compute, "workload.kcp.io", "root", "workload.kcp.io")
-	createBinding(t, s, compute, "scheduling.kcp.io", "root", "scheduling.kcp.io")
 	createBinding(t, s, phys, "kubernetes", "root:compute", "kubernetes")
-	waitBound(t, s, compute, "workload.kcp.io")
-	waitBound(t, s, compute, "scheduling.kcp.io")
+	bindRoot(t, s, compute, "workload.kcp.io", "scheduling.kcp.io")
 	waitBound(t, s, phys, "kubernetes")
 	applyEventually(t, s, compute, `apiVersion: workload.kcp.io/v1alpha1
 kind: SyncTarget

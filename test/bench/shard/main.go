@@ -35,6 +35,7 @@ func main() {
 	syncerBinary := flag.String("syncer", "bin/tessera-syncer", "path of the tessera-syncer binary")
 	syncerWS := flag.Int("syncer-workspaces", 100, "workspaces bound to compute in the syncer run")
 	syncerDeployments := flag.Int("syncer-deployments", 1000, "deployments across them whose sync latency is measured in the syncer run")
+	syncerRate := flag.Int("syncer-rate", 50, "deployments created per second in the syncer run")
 	syncerObjects := flag.Int("syncer-objects", 9000, "more synced objects (configmaps) for the syncer's memory in the syncer run")
 	clustersN := flag.Int("clusters", 10000, "logical clusters to create")
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
@@ -100,7 +101,7 @@ func main() {
 		case "syncer":
 			var syncerAbs string
 			if syncerAbs, err = filepath.Abs(*syncerBinary); err == nil {
-				err = syncerBench(ctx, abs, syncerAbs, *syncerWS, *syncerDeployments, *syncerObjects)
+				err = syncerBench(ctx, abs, syncerAbs, *syncerWS, *syncerDeployments, *syncerRate, *syncerObjects)
 			}
 		case "clusters":
 			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)

@@ -44,7 +44,7 @@ var (
 // export (a real API server with Deployments), so both hops are real HTTPS
 // through the syncer virtual workspace; the downstream status is written
 // by the benchmark, as a deployment controller would.
-func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, deploymentsN, objects int) error {
+func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, deploymentsN, rate, objects int) error {
 	s, err := startShard(ctx, binary, "--batteries-included=root-compute-workspace")
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, d
 
 	// Workspaces bound to compute; the default Placement schedules their
 	// namespace default.
-	fmt.Printf("Syncer: %d workspaces bound to compute, %d deployments, %d synced objects (2 cores, syncer and shard on one machine)\n", workspaces, deploymentsN, objects)
+	fmt.Printf("Syncer: %d workspaces bound to compute, %d deployments created at %d/s, %d synced objects (syncer and shard on one machine)\n", workspaces, deploymentsN, rate, objects)
 	apps := make([]logicalcluster.Name, workspaces)
 	if err := parallel(ctx, workspaces, 16, func(ctx context.Context, i int) error {
 		c, err := createReadyWorkspace(ctx, kcp, logicalcluster.Root, fmt.Sprintf("app-%03d", i))
@@ -190,10 +190,24 @@ func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, d
 			key := downNamespace[u.GetNamespace()] + "/" + u.GetName()
 			if lat.down(key) {
 				go func() {
-					u.Object["status"] = map[string]any{"replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(1), "observedGeneration": u.GetGeneration()}
-					lat.statusWritten(key)
-					if _, err := down.Namespace(u.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
-						fmt.Fprintln(os.Stderr, "bench: downstream status:", err)
+					// As a deployment controller does: on a conflict, again
+					// with the latest object.
+					for range 10 {
+						u.Object["status"] = map[string]any{"replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(1), "observedGeneration": u.GetGeneration()}
+						lat.statusWritten(key)
+						_, err := down.Namespace(u.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{})
+						if !apierrors.IsConflict(err) {
+							if err != nil {
+								fmt.Fprintln(os.Stderr, "bench: downstream status:", err)
+							}
+							return
+						}
+						latest, err := down.Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
+						if err != nil {
+							fmt.Fprintln(os.Stderr, "bench: downstream status:", err)
+							return
+						}
+						u = latest
 					}
 				}()
 			}
@@ -214,7 +228,16 @@ func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, d
 		}
 	}()
 	start := time.Now()
+	// Created at a steady rate, as workloads arrive, so that the figures
+	// are the syncer's latency rather than a backlog's.
+	pace := time.NewTicker(time.Second / time.Duration(max(rate, 1)))
+	defer pace.Stop()
 	if err := parallel(ctx, deploymentsN, 16, func(ctx context.Context, i int) error {
+		select {
+		case <-pace.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		c := apps[i%len(apps)]
 		name := fmt.Sprintf("d-%04d", i)
 		lat.created(c.String() + "/" + name)
@@ -232,7 +255,7 @@ func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, d
 	}
 	total := time.Since(start)
 	toDown, back := lat.figures()
-	fmt.Printf("  create → downstream:        p50 %v  p99 %v  max %v  (%d deployments, %.0f/s end to end)\n", pct(toDown, 50), pct(toDown, 99), pct(toDown, 100), len(toDown), float64(deploymentsN)/total.Seconds())
+	fmt.Printf("  create → downstream:          p50 %v  p99 %v  max %v  (%d deployments, %.0f/s end to end)\n", pct(toDown, 50), pct(toDown, 99), pct(toDown, 100), len(toDown), float64(deploymentsN)/total.Seconds())
 	fmt.Printf("  downstream status → upstream: p50 %v  p99 %v  max %v\n", pct(back, 50), pct(back, 99), pct(back, 100))
 
 	// Memory with many synced objects.

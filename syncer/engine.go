@@ -46,6 +46,8 @@ func (r resourceToSync) id() string {
 // upstreamSource is one syncer virtual workspace: a wildcard informer of
 // the resource and per-cluster clients for the syncer's writes.
 type upstreamSource struct {
+	// url is the virtual workspace URL of one shard.
+	url      string
 	clients  *clusters.DynamicClusterClient
 	informer cache.SharedIndexInformer
 }
@@ -80,7 +82,7 @@ func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
 		if err := informer.SetTransform(informers.StripManagedFields); err != nil {
 			return nil, err
 		}
-		e.upstream = append(e.upstream, upstreamSource{clients: clients, informer: informer})
+		e.upstream = append(e.upstream, upstreamSource{url: url, clients: clients, informer: informer})
 	}
 	// Not from the downstream factory: an engine's informer stops with it.
 	// What is upsynced is made downstream by others (a provisioner), so

@@ -429,17 +429,23 @@ func (s *Syncer) stopEngines(keep map[string]resourceToSync) {
 	}
 }
 
+// runningEngines returns the engines that run now.
+func (s *Syncer) runningEngines() []*engine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	engines := make([]*engine, 0, len(s.engines))
+	for _, e := range s.engines {
+		engines = append(engines, e)
+	}
+	return engines
+}
+
 // downstreamObjectsIn tells whether a running engine has a downstream
 // object in namespace. Without running engines whose caches are filled
 // (the syncer just started, or its resources are changing) it cannot
 // tell, and says so.
 func (s *Syncer) downstreamObjectsIn(namespace string) (busy, known bool, err error) {
-	s.mu.Lock()
-	engines := make([]*engine, 0, len(s.engines))
-	for _, e := range s.engines {
-		engines = append(engines, e)
-	}
-	s.mu.Unlock()
+	engines := s.runningEngines()
 	if len(engines) == 0 {
 		return false, false, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/reconciler"
 )
@@ -112,9 +115,12 @@ func (e *engine) reconcileUpsync(ctx context.Context, key reconciler.Key) (recon
 	if err != nil {
 		return reconciler.Result{}, err
 	}
-	src := e.upstream[0]
+	var src upstreamSource
 	if current != nil {
 		src = current.src
+	} else if src, claimed = e.sourceOfClaim(loc, claim); !claimed {
+		// The claim's shard has not shown it yet.
+		return reconciler.Result{RequeueAfter: time.Second}, nil
 	}
 	client, err := src.clients.For(logicalcluster.Name(loc.Cluster))
 	if err != nil {
@@ -150,6 +156,34 @@ func (e *engine) reconcileUpsync(ctx context.Context, key reconciler.Key) (recon
 		}
 	}
 	return reconciler.Result{}, nil
+}
+
+// sourceOfClaim returns the upsyncer source of the shard that holds the
+// claim's logical cluster: the one whose syncer virtual workspace shows the
+// claim (a SyncTarget's workspaces may be on every shard of the
+// installation, and a volume goes up to its claim's).
+func (e *engine) sourceOfClaim(loc NamespaceLocator, claim string) (upstreamSource, bool) {
+	if len(e.upstream) == 1 {
+		return e.upstream[0], true
+	}
+	key := informers.ToKey(logicalcluster.Name(loc.Cluster), loc.Namespace, claim)
+	for _, claims := range e.s.runningEngines() {
+		if claims.resource.upsync || claims.resource.gvr.Group != "" || claims.resource.gvr.Resource != "persistentvolumeclaims" {
+			continue
+		}
+		for _, c := range claims.upstream {
+			if _, ok, _ := c.informer.GetIndexer().GetByKey(key); !ok {
+				continue
+			}
+			want := strings.Replace(c.url, "/services/syncer/", "/services/upsyncer/", 1)
+			for _, src := range e.upstream {
+				if src.url == want {
+					return src, true
+				}
+			}
+		}
+	}
+	return upstreamSource{}, false
 }
 
 // desiredUpstream returns the upstream copy of a downstream

@@ -417,7 +417,7 @@ func TestDiscovery(t *testing.T) {
 			"apis.kcp.io/v1alpha1/apiexportendpointslices", "apis.kcp.io/v1alpha1/apiexports", "apis.kcp.io/v1alpha1/apiresourceschemas",
 			"core.kcp.io/v1alpha1/logicalclusters", "core.kcp.io/v1alpha1/shards",
 			"rbac.authorization.k8s.io/v1/clusterrolebindings", "rbac.authorization.k8s.io/v1/clusterroles",
-			"tenancy.kcp.io/v1alpha1/workspacetypes",
+			"scheduling.kcp.io/v1alpha1/locations", "tenancy.kcp.io/v1alpha1/workspacetypes", "workload.kcp.io/v1alpha1/synctargets",
 		} {
 			want = append(want, r+" "+verbs)
 		}

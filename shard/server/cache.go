@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -51,6 +52,8 @@ type cacheState struct {
 	// shards are root's Shards: local on the root shard, replicas
 	// elsewhere.
 	shards informers.Informer[*corev1alpha1.Shard]
+	// replication pushes the shard's objects to the cache.
+	replication *replication.Controller
 }
 
 // newGlobalInformers builds the informers of the cache's replicas, and
@@ -69,7 +72,11 @@ func (s *cacheState) newGlobalInformers(shard string, local *informers.SharedInf
 	if err != nil {
 		return fmt.Errorf("cache client: %w", err)
 	}
-	s.global = informers.NewSharedInformerFactory(informers.Clients{Kubernetes: kube, KCP: kcp}, 0,
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return fmt.Errorf("cache client: %w", err)
+	}
+	s.global = informers.NewSharedInformerFactory(informers.Clients{Kubernetes: kube, KCP: kcp, Dynamic: dyn}, 0,
 		informers.WithTransform(informers.StripManagedFields))
 	for _, i := range []cache.SharedIndexInformer{s.global.APIExports().Informer(), s.global.WorkspaceTypes().Informer()} {
 		if err := i.AddIndexers(cache.Indexers{paths.ByPath: paths.ReplicaIndex}); err != nil {
@@ -174,6 +181,7 @@ func (s *Server) newReplication() error {
 	if err != nil {
 		return fmt.Errorf("replication controller: %w", err)
 	}
+	s.replication = r
 	s.controllers = append(s.controllers, r)
 	return nil
 }

@@ -96,10 +96,11 @@ func (s *Server) newControllers() error {
 		return fmt.Errorf("validating admission policy status controller: %w", err)
 	}
 	s.controllers = append(s.controllers, ns, sa, gcc, crds, lcd, cra, tokens, vapStatus)
-	if err := s.newAPIControllers(kube); err != nil {
+	// Before the compute controllers, which add to what is replicated.
+	if err := s.newReplication(); err != nil {
 		return err
 	}
-	if err := s.newReplication(); err != nil {
+	if err := s.newAPIControllers(kube); err != nil {
 		return err
 	}
 	return s.newWorkspaceControllers()
@@ -170,6 +171,9 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 		KCP:         s.kcpClients,
 		ResolvePath: s.resolvePath,
 		PathOf:      s.pathOf,
+		Replicas:    s.global,
+		OwnReplica:  s.fromOtherShards,
+		Replicate:   s.replication.Replicate,
 
 		HeartbeatThreshold: s.Options.SyncTargetHeartbeatThreshold,
 	})

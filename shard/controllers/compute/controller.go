@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +22,7 @@ import (
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster/paths"
 	"github.com/tessera-dev/tessera/pkg/reconciler"
 	"github.com/tessera-dev/tessera/shard/controllers/apibinding"
 )
@@ -58,6 +60,15 @@ type Config struct {
 	// PathOf returns the canonical path of a cluster, "" if unknown.
 	ResolvePath func(logicalcluster.Path) (logicalcluster.Name, bool)
 	PathOf      func(logicalcluster.Name) string
+	// Replicas are the cache server's informers of every shard's
+	// replicas, where Placements find the SyncTargets and Locations of
+	// logical clusters on other shards; OwnReplica tells a replica of this
+	// shard's own object, read locally instead. Nil: this shard's only.
+	Replicas   *informers.SharedInformerFactory
+	OwnReplica func(obj any) bool
+	// Replicate has the shard's SyncTargets and Locations replicated to
+	// the cache from the given informers; nil replicates nothing.
+	Replicate func(resource string, local cache.SharedIndexInformer) error
 	// HeartbeatThreshold defaults to DefaultHeartbeatThreshold.
 	HeartbeatThreshold time.Duration
 }
@@ -70,7 +81,13 @@ type Controller struct {
 	namespaces informers.Informer[*corev1.Namespace]
 	bindings   informers.Informer[*apisv1alpha1.APIBinding]
 
-	// Set in Run, once the identities are known.
+	// Set in Run, once the identities are known. localSyncTargets and
+	// localLocations are the shard's own; syncTargets and locations add
+	// the replicas of other shards' (the same informers without a cache).
+	localSyncTargets, localLocations informers.Informer[*unstructured.Unstructured]
+	// remoteLocations are the replicas of other shards' Locations (with
+	// Config.Replicas only).
+	remoteLocations                    informers.Informer[*unstructured.Unstructured]
 	syncTargets, locations, placements informers.Informer[*unstructured.Unstructured]
 
 	now  func() time.Time
@@ -116,13 +133,43 @@ func (c *Controller) Run(ctx context.Context) error {
 		gvr.Resource += ":" + id
 		return gvr
 	}
-	c.syncTargets = c.cfg.Factory.ForResource(withIdentity(syncTargetsGVR, workloadID))
-	c.locations = c.cfg.Factory.ForResource(withIdentity(locationsGVR, schedulingID))
+	c.localSyncTargets = c.cfg.Factory.ForResource(withIdentity(syncTargetsGVR, workloadID))
+	c.localLocations = c.cfg.Factory.ForResource(withIdentity(locationsGVR, schedulingID))
+	c.syncTargets, c.locations = c.localSyncTargets, c.localLocations
 	c.placements = c.cfg.Factory.ForResource(withIdentity(placementsGVR, schedulingID))
 	if err := c.placements.Informer().AddIndexers(cache.Indexers{byLocationWorkspace: c.locationWorkspaceIndex, bySelectedWorkspace: selectedWorkspaceIndex}); err != nil {
 		return err
 	}
+	synced := []cache.InformerSynced{c.localSyncTargets.Informer().HasSynced, c.localLocations.Informer().HasSynced}
+	if c.cfg.Replicas != nil {
+		// Replicas are stored without the identity: only root's export's
+		// objects are replicated.
+		remoteSyncTargets, remoteLocations := c.cfg.Replicas.ForResource(syncTargetsGVR), c.cfg.Replicas.ForResource(locationsGVR)
+		// A location workspace on another shard is found by the path of
+		// its Locations.
+		if err := remoteLocations.Informer().AddIndexers(cache.Indexers{paths.ByPath: paths.ReplicaIndex}); err != nil {
+			return err
+		}
+		c.remoteLocations = remoteLocations
+		c.syncTargets = informers.NewUnion(c.localSyncTargets, remoteSyncTargets, syncTargetsGVR.GroupResource(), c.cfg.OwnReplica)
+		c.locations = informers.NewUnion(c.localLocations, remoteLocations, locationsGVR.GroupResource(), c.cfg.OwnReplica)
+		synced = append(synced, remoteSyncTargets.Informer().HasSynced, remoteLocations.Informer().HasSynced)
+		c.cfg.Replicas.Start(ctx)
+	}
+	if c.cfg.Replicate != nil {
+		if err := c.cfg.Replicate(syncTargetsGVR.Resource, c.localSyncTargets.Informer()); err != nil {
+			return err
+		}
+		if err := c.cfg.Replicate(locationsGVR.Resource, c.localLocations.Informer()); err != nil {
+			return err
+		}
+	}
 	c.cfg.Factory.Start(ctx)
+	// A Placement decided before the other shards' SyncTargets are known
+	// would evict namespaces from them.
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return nil
+	}
 
 	controllers, err := c.controllers()
 	if err != nil {
@@ -203,6 +250,14 @@ func (c *Controller) locationWorkspace(p *schedulingv1alpha1.Placement) (logical
 		return own, own.String(), true
 	}
 	cluster, ok := c.cfg.ResolvePath(logicalcluster.NewPath(p.Spec.LocationWorkspace))
+	if !ok && c.cfg.Replicas != nil {
+		objs, _ := c.remoteLocations.Informer().GetIndexer().ByIndex(paths.ByPath, p.Spec.LocationWorkspace)
+		for _, o := range objs {
+			if m, isMeta := o.(metav1.Object); isMeta && !c.cfg.OwnReplica(o) {
+				return logicalcluster.From(m), p.Spec.LocationWorkspace, true
+			}
+		}
+	}
 	return cluster, p.Spec.LocationWorkspace, ok
 }
 
@@ -228,14 +283,15 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{st, c.syncTargets.Informer(), st.EnqueueHandler()},
+		// SyncTargets and Locations get their status on their own shard.
+		{st, c.localSyncTargets.Informer(), st.EnqueueHandler()},
 		// Shards change the virtual workspace URLs of every SyncTarget.
-		{st, c.cfg.Shards.Informer(), reconciler.EnqueueMappedHandler(st, func(any) []reconciler.Key { return keysOf(c.syncTargets.Lister().List(labels.Everything())) })},
+		{st, c.cfg.Shards.Informer(), reconciler.EnqueueMappedHandler(st, func(any) []reconciler.Key { return keysOf(c.localSyncTargets.Lister().List(labels.Everything())) })},
 		// Exports and their schemas make a SyncTarget's synced resources.
 		{st, c.cfg.Exports.Informer(), reconciler.EnqueueMappedHandler(st, c.syncTargetsSupporting)},
 		{st, c.cfg.Schemas.Informer(), reconciler.EnqueueMappedHandler(st, c.syncTargetsSupporting)},
-		{loc, c.locations.Informer(), loc.EnqueueHandler()},
-		{loc, c.syncTargets.Informer(), reconciler.EnqueueMappedHandler(loc, func(obj any) []reconciler.Key { return c.inCluster(c.locations, obj) })},
+		{loc, c.localLocations.Informer(), loc.EnqueueHandler()},
+		{loc, c.localSyncTargets.Informer(), reconciler.EnqueueMappedHandler(loc, func(obj any) []reconciler.Key { return c.inCluster(c.localLocations, obj) })},
 		{pl, c.placements.Informer(), pl.EnqueueHandler()},
 		{pl, c.locations.Informer(), reconciler.EnqueueMappedHandler(pl, c.placementsLookingAt)},
 		{pl, c.syncTargets.Informer(), reconciler.EnqueueMappedHandler(pl, c.placementsSelectingIn)},
@@ -245,8 +301,8 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 		{ns, c.placements.Informer(), reconciler.EnqueueMappedHandler(ns, c.namespacesOfPlacement)},
 		{res, c.namespaces.Informer(), namespaceStateHandler(res)},
 		{res, c.bindings.Informer(), reconciler.EnqueueMappedHandler(res, c.placedNamespacesOf)},
-		{defLoc, c.syncTargets.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
-		{defLoc, c.locations.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
+		{defLoc, c.localSyncTargets.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
+		{defLoc, c.localLocations.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
 		{defPl, c.bindings.Informer(), cache.FilteringResourceEventHandler{FilterFunc: needsDefaultPlacementEvent, Handler: defPl.EnqueueHandler()}},
 		// A binding to scheduling.kcp.io makes Placements servable: the
 		// compute bindings of the cluster may get theirs.
@@ -311,8 +367,13 @@ func (c *Controller) placementsSelectingIn(obj any) []reconciler.Key {
 		return nil
 	}
 	values := []string{cluster.String()}
-	if p := c.cfg.PathOf(cluster); p != "" && p != cluster.String() {
-		values = append(values, p)
+	// A replica of another shard's SyncTarget carries its path.
+	path := c.cfg.PathOf(cluster)
+	if m, ok := obj.(interface{ GetAnnotations() map[string]string }); ok && path == "" {
+		path = m.GetAnnotations()[logicalcluster.PathAnnotationKey]
+	}
+	if path != "" && path != cluster.String() {
+		values = append(values, path)
 	}
 	var keys []reconciler.Key
 	for _, v := range values {

@@ -29,11 +29,11 @@ var syncTargetResource = schedulingv1alpha1.GroupVersionResource{
 // "default" of all of them when it has none of that name, as kcp does (key:
 // the cluster).
 func (c *Controller) reconcileDefaultLocation(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
-	sts, err := c.syncTargets.Lister().Cluster(key.Cluster).List(labels.Everything())
+	sts, err := c.localSyncTargets.Lister().Cluster(key.Cluster).List(labels.Everything())
 	if err != nil || len(sts) == 0 {
 		return reconciler.Result{}, err
 	}
-	if _, err := c.locations.Lister().Cluster(key.Cluster).Get(DefaultName); !apierrors.IsNotFound(err) {
+	if _, err := c.localLocations.Lister().Cluster(key.Cluster).Get(DefaultName); !apierrors.IsNotFound(err) {
 		return reconciler.Result{}, err
 	}
 	loc := &schedulingv1alpha1.Location{

@@ -97,7 +97,7 @@ func (c *Controller) syncTargetsSupporting(obj any) []reconciler.Key {
 	}
 	path := c.cfg.PathOf(cluster)
 	var keys []reconciler.Key
-	for _, obj := range c.syncTargets.Informer().GetStore().List() {
+	for _, obj := range c.localSyncTargets.Informer().GetStore().List() {
 		st, err := toSyncTarget(obj)
 		if err != nil {
 			continue

@@ -22,7 +22,7 @@ import (
 // reconcileSyncTarget keeps a SyncTarget's key label, virtual workspace
 // URLs, synced resources and heartbeat conditions.
 func (c *Controller) reconcileSyncTarget(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
-	obj, err := c.syncTargets.Lister().Cluster(key.Cluster).Get(key.Name)
+	obj, err := c.localSyncTargets.Lister().Cluster(key.Cluster).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		return reconciler.Result{}, nil
 	}
@@ -86,7 +86,7 @@ func (c *Controller) reconcileSyncTarget(ctx context.Context, key reconciler.Key
 
 // reconcileLocation counts a Location's instances and shows its labels.
 func (c *Controller) reconcileLocation(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
-	obj, err := c.locations.Lister().Cluster(key.Cluster).Get(key.Name)
+	obj, err := c.localLocations.Lister().Cluster(key.Cluster).Get(key.Name)
 	if apierrors.IsNotFound(err) {
 		return reconciler.Result{}, nil
 	}

@@ -59,6 +59,14 @@ type Controller struct {
 	resources []*resource
 	roles     cache.SharedIndexInformer
 	bindings  cache.SharedIndexInformer
+
+	// mu guards resources and running: Replicate adds resources while the
+	// controller runs.
+	mu sync.Mutex
+	// running is Run's context once it runs; wg waits for the resources'
+	// controllers.
+	running context.Context
+	wg      sync.WaitGroup
 }
 
 // resource replicates one kind.
@@ -114,29 +122,15 @@ func New(cfg Config) (*Controller, error) {
 	}
 	for _, r := range replicated.Resources() {
 		src, ok := sources[r.Resource]
+		if r.Bound {
+			// Replicate adds them.
+			continue
+		}
 		if !ok {
 			return nil, fmt.Errorf("replication: no informer for %s", r.GroupResource())
 		}
-		res := &resource{r: r, local: src, cached: c.factory.ForResource(r.GroupVersionResource).Informer()}
-		res.Controller = reconciler.New("replication-"+r.Resource, reconciler.Func(func(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
-			err := c.reconcile(ctx, res, key)
-			if apierrors.IsConflict(err) {
-				// The cache's informer is behind; its event or this retry
-				// brings the new version.
-				return reconciler.Result{RequeueAfter: 50 * time.Millisecond}, nil
-			}
-			return reconciler.Result{}, err
-		}), reconciler.Options{Workers: 2})
-		switch r.Resource {
-		case "clusterroles":
-			res.wanted = func(obj runtime.Object) bool { return c.roleWanted(obj.(*rbacv1.ClusterRole)) }
-		case "clusterrolebindings":
-			res.wanted = func(obj runtime.Object) bool { return c.bindingWanted(obj.(*rbacv1.ClusterRoleBinding)) }
-		}
-		if err := res.Watch(res.local, res.EnqueueHandler()); err != nil {
-			return nil, err
-		}
-		if err := res.Watch(res.cached, res.EnqueueHandler()); err != nil {
+		res, err := c.newResource(r, src)
+		if err != nil {
 			return nil, err
 		}
 		c.resources = append(c.resources, res)
@@ -164,6 +158,67 @@ func New(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
+// newResource builds the replication of one resource from the shard's
+// informer local.
+func (c *Controller) newResource(r replicated.Resource, local cache.SharedIndexInformer) (*resource, error) {
+	res := &resource{r: r, local: local, cached: c.factory.ForResource(r.GroupVersionResource).Informer()}
+	res.Controller = reconciler.New("replication-"+r.Resource, reconciler.Func(func(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
+		err := c.reconcile(ctx, res, key)
+		if apierrors.IsConflict(err) {
+			// The cache's informer is behind; its event or this retry
+			// brings the new version.
+			return reconciler.Result{RequeueAfter: 50 * time.Millisecond}, nil
+		}
+		return reconciler.Result{}, err
+	}), reconciler.Options{Workers: 2})
+	switch r.Resource {
+	case "clusterroles":
+		res.wanted = func(obj runtime.Object) bool { return c.roleWanted(obj.(*rbacv1.ClusterRole)) }
+	case "clusterrolebindings":
+		res.wanted = func(obj runtime.Object) bool { return c.bindingWanted(obj.(*rbacv1.ClusterRoleBinding)) }
+	}
+	if err := res.Watch(res.local, res.EnqueueHandler()); err != nil {
+		return nil, err
+	}
+	if err := res.Watch(res.cached, res.EnqueueHandler()); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Replicate replicates a bound resource (replicated.Resource.Bound, by
+// its resource name) from local, the shard's informer of it under the
+// identity of root's export, from now on. The caller starts local.
+// Calling it again for the same resource does nothing.
+func (c *Controller) Replicate(resource string, local cache.SharedIndexInformer) error {
+	var r *replicated.Resource
+	for _, candidate := range replicated.Resources() {
+		if candidate.Bound && candidate.Resource == resource {
+			r = &candidate
+		}
+	}
+	if r == nil {
+		return fmt.Errorf("replication: %s is not a bound replicated resource", resource)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, existing := range c.resources {
+		if existing.r.Resource == resource {
+			return nil
+		}
+	}
+	res, err := c.newResource(*r, local)
+	if err != nil {
+		return err
+	}
+	c.resources = append(c.resources, res)
+	if c.running != nil {
+		c.factory.Start(c.running)
+		c.wg.Go(func() { _ = res.Run(c.running) })
+	}
+	return nil
+}
+
 func (c *Controller) resource(name string) *resource {
 	for _, r := range c.resources {
 		if r.r.Resource == name {
@@ -178,13 +233,16 @@ func (c *Controller) Name() string { return "replication" }
 
 // Run starts the informers on the cache and replicates until ctx is done.
 func (c *Controller) Run(ctx context.Context) error {
+	c.mu.Lock()
+	c.running = ctx
 	c.factory.Start(ctx)
-	defer c.factory.Shutdown()
-	var wg sync.WaitGroup
 	for _, r := range c.resources {
-		wg.Go(func() { _ = r.Run(ctx) })
+		c.wg.Go(func() { _ = r.Run(ctx) })
 	}
-	wg.Wait()
+	c.mu.Unlock()
+	<-ctx.Done()
+	c.wg.Wait()
+	c.factory.Shutdown()
 	return nil
 }
 

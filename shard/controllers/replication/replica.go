@@ -27,7 +27,8 @@ func Replicated(cluster logicalcluster.Name) bool {
 // replica turns a local object into what the cache should hold: an
 // unstructured copy with apiVersion and kind, without resourceVersion and
 // managedFields, with kcp.io/path when path is known. LogicalClusters keep
-// only their metadata and status.phase.
+// only their metadata and status.phase, SyncTargets all but their last
+// heartbeat time.
 func replica(obj runtime.Object, gvk schema.GroupVersionKind, path string) (*unstructured.Unstructured, error) {
 	var content map[string]any
 	if u, ok := obj.(*unstructured.Unstructured); ok {
@@ -40,8 +41,14 @@ func replica(obj runtime.Object, gvk schema.GroupVersionKind, path string) (*uns
 	}
 	u := &unstructured.Unstructured{Object: content}
 	u.SetGroupVersionKind(gvk)
-	if gvk.Kind == "LogicalCluster" {
+	switch gvk.Kind {
+	case "LogicalCluster":
 		u.Object = logicalClusterReplica(u)
+	case "SyncTarget":
+		// Other shards read its Ready condition, which the heartbeat
+		// makes; the heartbeat itself would rewrite the replica every
+		// interval.
+		unstructured.RemoveNestedField(u.Object, "status", "lastSyncerHeartbeatTime")
 	}
 	u.SetResourceVersion("")
 	u.SetManagedFields(nil)

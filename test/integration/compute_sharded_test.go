@@ -2,11 +2,13 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -105,18 +107,33 @@ spec:
 		return err == nil && lbls["state.workload.kcp.io/"+first] == "Sync", err
 	})
 
-	var dead, alive string
+	var second string
 	for name, key := range keys {
-		if key == first {
-			dead = name
-		} else {
-			alive = name
+		if key != first {
+			second = name
 		}
 	}
-	beats.stop(dead)
-	eventually(t, 60*time.Second, "namespace web moved to "+alive+" once root found "+dead+" not Ready", func(ctx context.Context) (bool, error) {
-		lbls, ann, err := nsState(ctx)
-		return err == nil && lbls["state.workload.kcp.io/"+keys[alive]] == "Sync" &&
-			(lbls["state.workload.kcp.io/"+first] == "" || ann["deletion.internal.workload.kcp.io/"+first] != ""), err
-	})
+	firstName := map[string]string{keys["eu-1"]: "eu-1", keys["eu-2"]: "eu-2"}[first]
+	movedTo := func(to, from, why string) {
+		t.Helper()
+		eventually(t, 60*time.Second, "namespace web moved to "+to+" "+why, func(ctx context.Context) (bool, error) {
+			lbls, ann, err := nsState(ctx)
+			return err == nil && lbls["state.workload.kcp.io/"+keys[to]] == "Sync" &&
+				(lbls["state.workload.kcp.io/"+keys[from]] == "" || ann["deletion.internal.workload.kcp.io/"+keys[from]] != ""), err
+		})
+	}
+	syncTargets := dynamicClient(t, root, compute).Resource(syncTargetsGVR)
+	patch := func(name, body string) {
+		t.Helper()
+		if _, err := syncTargets.Patch(t.Context(), name, types.MergePatchType, []byte(body), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Drained on root (what kubectl kcp workload drain writes).
+	patch(firstName, fmt.Sprintf(`{"spec":{"unschedulable":true,"evictAfter":%q}}`, time.Now().UTC().Format(time.RFC3339)))
+	movedTo(second, firstName, "once "+firstName+" was drained")
+	patch(firstName, `{"spec":{"unschedulable":false,"evictAfter":null}}`)
+	// The second one loses its syncer: root turns it not Ready.
+	beats.stop(second)
+	movedTo(firstName, second, "once root found "+second+" not Ready")
 }

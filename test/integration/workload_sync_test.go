@@ -188,10 +188,17 @@ func TestWorkloadSync(t *testing.T) {
 		t.Errorf("unschedulable after cordon: %q", got)
 	}
 	w.expect([]string{"kcp", "workload", "cordon", "kind"}, "kind already cordoned")
-	w.expect([]string{"kcp", "workload", "uncordon", "kind"}, "kind uncordoned")
-	if got := unschedulable(); got != "false" {
-		t.Errorf("unschedulable after uncordon: %q", got)
+	w.expect([]string{"kcp", "workload", "drain", "kind"}, "kind draining")
+	drained := w.must("get", "synctarget", "kind", "-o", "jsonpath={.spec.unschedulable} {.spec.evictAfter}")
+	if at, err := time.Parse(time.RFC3339, strings.TrimPrefix(drained, "true ")); err != nil || time.Since(at) > time.Minute || time.Since(at) < -time.Second {
+		t.Errorf("after drain: unschedulable and evictAfter %q, want true and now", drained)
 	}
+	w.expect([]string{"kcp", "workload", "drain", "kind"}, "kind already draining")
+	w.expect([]string{"kcp", "workload", "uncordon", "kind"}, "kind uncordoned")
+	if got := w.must("get", "synctarget", "kind", "-o", "jsonpath={.spec.unschedulable} {.spec.evictAfter}"); got != "false " {
+		t.Errorf("unschedulable and evictAfter after uncordon: %q", got)
+	}
+	w.expect([]string{"kcp", "workload", "uncordon", "kind"}, "kind already uncordoned")
 }
 
 // readManifest decodes the manifest file into typed objects by

@@ -3,7 +3,8 @@
 // gives its syncer a service account with access to it, and writes the
 // manifest that runs the syncer on the physical cluster; `workload
 // cordon` and `uncordon` keep new workloads off a SyncTarget or let them
-// on again.
+// on again; `workload drain` cordons it and moves its workloads to the
+// other SyncTargets of their Locations now (spec.evictAfter).
 package workload
 
 import (
@@ -16,8 +17,8 @@ import (
 // it waits.
 const pollInterval = 100 * time.Millisecond
 
-// NewCommand returns the workload command with its sync, cordon and
-// uncordon subcommands.
+// NewCommand returns the workload command with its sync, cordon,
+// uncordon and drain subcommands.
 func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workload",
@@ -30,7 +31,7 @@ func NewCommand() *cobra.Command {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newSyncCommand(newSyncOptions(pollInterval)), newCordonCommand(true), newCordonCommand(false))
+	cmd.AddCommand(newSyncCommand(newSyncOptions(pollInterval)), newCordonCommand(cordon), newCordonCommand(uncordon), newCordonCommand(drain))
 	return cmd
 }
 
@@ -72,14 +73,15 @@ the syncer's Deployment. Running it again updates what it made.`,
 	return cmd
 }
 
-func newCordonCommand(cordon bool) *cobra.Command {
-	o := &cordonOptions{cordon: cordon}
-	use, short := "uncordon", "Mark a SyncTarget as schedulable"
-	if cordon {
-		use, short = "cordon", "Mark a SyncTarget as unschedulable"
-	}
+func newCordonCommand(action string) *cobra.Command {
+	o := &cordonOptions{action: action}
+	short := map[string]string{
+		cordon:   "Mark a SyncTarget as unschedulable",
+		uncordon: "Mark a SyncTarget as schedulable again, ending a drain",
+		drain:    "Start draining a SyncTarget for maintenance: unschedulable, and its workloads move to other SyncTargets",
+	}[action]
 	cmd := &cobra.Command{
-		Use:           use + " <sync-target-name>",
+		Use:           action + " <sync-target-name>",
 		Short:         short,
 		Args:          cobra.ExactArgs(1),
 		SilenceErrors: true,

@@ -3,16 +3,22 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/cli/workload"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/options"
+	"github.com/tessera-dev/tessera/syncer"
+	syncerOptions "github.com/tessera-dev/tessera/syncer/options"
 	"github.com/tessera-dev/tessera/test/integration/framework"
 )
 
@@ -136,4 +142,145 @@ spec:
 	// The second one loses its syncer: root turns it not Ready.
 	beats.stop(second)
 	movedTo(firstName, second, "once root found "+second+" not Ready")
+}
+
+// TestSyncerAcrossShards: one syncer serves the workspaces of every shard
+// of an installation. Its SyncTarget is in root:compute on the root shard;
+// user workspaces on root and on shard-1 bind root:compute's export, and
+// their Deployments go down into the physical cluster through the syncer
+// virtual workspace of their own shard, with the SyncTarget's credentials,
+// which only root can check; status comes back to each, a volume made for
+// the claim of the workspace on shard-1 goes up to shard-1, and deletions
+// on shard-1 finish there.
+func TestSyncerAcrossShards(t *testing.T) {
+	caCert, caKey := framework.NewInstallationCA(t)
+	root := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey),
+		func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} },
+		withTokens(t, "syncer-token,syncer-kind,syncer-uid"))
+	shard1 := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey), framework.JoiningRoot(root, "shard-1"),
+		withTokens(t, "syncer-token,syncer-kind,syncer-uid"))
+	eventually(t, time.Minute, "shard-1 registered", func(ctx context.Context) (bool, error) {
+		_, err := kcpClient(t, root, logicalcluster.Root).Shards().Get(ctx, "shard-1", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	compute, _ := waitComputeBattery(t, root)
+	phys := logicalcluster.Name(createWorkspaceOn(t, root, logicalcluster.Root, "phys", "root").Spec.Cluster)
+	createBinding(t, root, phys, "kubernetes", "root:compute", "kubernetes")
+	bindRoot(t, root, compute, "workload.kcp.io", "scheduling.kcp.io")
+	waitBound(t, root, phys, "kubernetes")
+	applyEventually(t, root, compute, `apiVersion: workload.kcp.io/v1alpha1
+kind: SyncTarget
+metadata:
+  name: kind
+spec:
+  supportedAPIExports:
+  - export: kubernetes
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: sync-kind
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sync-kind}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: syncer-kind}
+`)
+	if _, err := kube(t, root, compute).RbacV1().ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "sync-kind"}, Rules: workload.WorkspaceRules("kind"),
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := dynamicClient(t, root, compute).Resource(syncTargetsGVR).Get(t.Context(), "kind", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := workloadv1alpha1.ToSyncTargetKey(compute.String(), "kind")
+	o := syncerOptions.NewOptions()
+	o.FromKubeconfig = writeKubeconfig(t, root, "from.kubeconfig", root.URL+"/clusters/root:compute", "syncer-token")
+	o.ToKubeconfig = writeKubeconfig(t, root, "to.kubeconfig", root.URL+"/clusters/"+phys.String(), "")
+	o.SyncTargetName, o.SyncTargetUID, o.FromCluster = "kind", string(st.GetUID()), compute.String()
+	startSyncer(t, o)
+	eventually(t, 60*time.Second, "SyncTarget kind Ready, with the virtual workspaces of both shards", func(ctx context.Context) (bool, error) {
+		out, err := root.Kubectl(compute, "get", "synctarget", "kind", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.virtualWorkspaces[*].syncerURL}`)
+		return err == nil && strings.HasPrefix(out, "True ") && strings.Contains(out, shard1.URL), fmt.Errorf("%s", out)
+	})
+
+	down := dynamicClient(t, root, phys)
+	type userWorkspace struct {
+		shard   *framework.Shard
+		cluster logicalcluster.Name
+		downNS  string
+	}
+	users := map[string]*userWorkspace{"root": {shard: root}, "shard-1": {shard: shard1}}
+	for shardName, u := range users {
+		u.cluster = logicalcluster.Name(createWorkspaceOn(t, root, logicalcluster.Root, "app-"+shardName, shardName).Spec.Cluster)
+		createBinding(t, u.shard, u.cluster, "scheduling.kcp.io", "root", "scheduling.kcp.io")
+		createBinding(t, u.shard, u.cluster, "kubernetes", "root:compute", "kubernetes")
+		waitBound(t, u.shard, u.cluster, "kubernetes")
+		u.shard.MustKubectl(t, u.cluster, "create", "namespace", "web")
+		eventually(t, 60*time.Second, "namespace web of the workspace on "+shardName+" scheduled to kind", func(ctx context.Context) (bool, error) {
+			ns, err := kube(t, u.shard, u.cluster).CoreV1().Namespaces().Get(ctx, "web", metav1.GetOptions{})
+			return err == nil && ns.Labels["state.workload.kcp.io/"+key] == "Sync", err
+		})
+		eventually(t, 30*time.Second, "kubectl create deployment on "+shardName, func(ctx context.Context) (bool, error) {
+			_, err := u.shard.Kubectl(u.cluster, "create", "deployment", "kuard", "-n", "web", "--image=gcr.io/kuar-demo/kuard-amd64:blue")
+			return err == nil, nil
+		})
+		u.downNS = syncer.DownstreamNamespace(syncer.NamespaceLocator{
+			SyncTarget: syncer.SyncTargetLocator{Cluster: compute.String(), Name: "kind", UID: st.GetUID()},
+			Cluster:    u.cluster.String(),
+			Namespace:  "web",
+		})
+	}
+	for shardName, u := range users {
+		eventually(t, 30*time.Second, "the Deployment of the workspace on "+shardName+" downstream", func(ctx context.Context) (bool, error) {
+			d, err := down.Resource(deploymentsGVR).Namespace(u.downNS).Get(ctx, "kuard", metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			d.Object["status"] = map[string]any{"observedGeneration": d.GetGeneration(), "replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(1)}
+			_, err = down.Resource(deploymentsGVR).Namespace(u.downNS).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+			return err == nil, nil
+		})
+		eventually(t, 30*time.Second, "kubectl get deployments on "+shardName+": READY 1/1", func(ctx context.Context) (bool, error) {
+			out, err := u.shard.Kubectl(u.cluster, "get", "deployments", "-n", "web", "kuard", "--no-headers")
+			f := strings.Fields(out)
+			return err == nil && len(f) > 1 && f[1] == "1/1", fmt.Errorf("%s", out)
+		})
+	}
+
+	// A volume for the claim of the workspace on shard-1 goes up there.
+	u := users["shard-1"]
+	u.shard.MustKubectl(t, u.cluster, "apply", "-n", "web", "-f", yamlFile(t, "pvc.yaml", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n"))
+	eventually(t, 30*time.Second, "the claim downstream", func(ctx context.Context) (bool, error) {
+		_, err := down.Resource(pvcsGVR).Namespace(u.downNS).Get(ctx, "data", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	pv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
+		"metadata": map[string]any{"name": "pvc-data"},
+		"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteOnce"}, "hostPath": map[string]any{"path": "/data"},
+			"claimRef": map[string]any{"kind": "PersistentVolumeClaim", "namespace": u.downNS, "name": "data"}}}}
+	if _, err := down.Resource(pvsGVR).Create(t.Context(), pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the volume upsynced to the workspace on shard-1", func(ctx context.Context) (bool, error) {
+		got, err := dynamicClient(t, shard1, u.cluster).Resource(pvsGVR).Get(ctx, "pvc-data", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		ns, _, _ := unstructured.NestedString(got.Object, "spec", "claimRef", "namespace")
+		return ns == "web" && got.GetLabels()["state.workload.kcp.io/"+key] == "Upsync", nil
+	})
+	u.shard.MustKubectl(t, u.cluster, "delete", "pvc", "data", "-n", "web", "--wait=false")
+
+	// Deletion on shard-1: the copy goes, then the finalizer, then the
+	// object.
+	u.shard.MustKubectl(t, u.cluster, "delete", "deployment", "kuard", "-n", "web", "--wait=false")
+	eventually(t, 30*time.Second, "the Deployment of shard-1 deleted upstream and downstream", func(ctx context.Context) (bool, error) {
+		_, upErr := dynamicClient(t, shard1, u.cluster).Resource(deploymentsGVR).Namespace("web").Get(ctx, "kuard", metav1.GetOptions{})
+		_, downErr := down.Resource(deploymentsGVR).Namespace(u.downNS).Get(ctx, "kuard", metav1.GetOptions{})
+		return apierrors.IsNotFound(upErr) && apierrors.IsNotFound(downErr), nil
+	})
+	if _, err := down.Resource(deploymentsGVR).Namespace(users["root"].downNS).Get(t.Context(), "kuard", metav1.GetOptions{}); err != nil {
+		t.Errorf("the Deployment of the workspace on root downstream after shard-1's was deleted: %v", err)
+	}
 }

@@ -34,9 +34,12 @@ var deploymentsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", R
 func writeKubeconfig(t *testing.T, s *framework.Shard, name, server, token string) string {
 	t.Helper()
 	admin := s.Config("")
-	ca, err := os.ReadFile(filepath.Join(s.Options.RootDirectory, "certs", "ca.crt"))
-	if err != nil {
-		t.Fatal(err)
+	ca := admin.CAData
+	if len(ca) == 0 {
+		var err error
+		if ca, err = os.ReadFile(admin.CAFile); err != nil {
+			t.Fatal(err)
+		}
 	}
 	user := &clientcmdapi.AuthInfo{Token: token}
 	if token == "" {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tessera-dev/tessera/test/e2e/framework"
+	"github.com/tessera-dev/tessera/test/e2e/framework/physical"
 )
 
 const (
@@ -144,7 +145,9 @@ var _ = Describe("The chart installed into a cluster whose pods run", Ordered, L
 			"--set", "frontProxy.service.nodePort="+strconv.Itoa(cl.ProxyNodePort),
 			"--set", "externalHostname="+cl.ProxyHost,
 			"--set", "externalPort="+strconv.Itoa(cl.ProxyPort),
-			"--set", "etcd.storage.size=1Gi", "--set", "cacheServer.storage.size=1Gi")
+			"--set", "etcd.storage.size=1Gi", "--set", "cacheServer.storage.size=1Gi",
+			// root:compute, for the syncer.
+			"--set", "root.extraArgs[0]=--batteries-included=root-compute-workspace")
 		installed := time.Since(start)
 
 		secret, err := kube.CoreV1().Secrets(ns).Get(ctx, release+"-admin-kubeconfig", metav1.GetOptions{})
@@ -235,6 +238,59 @@ var _ = Describe("The chart installed into a cluster whose pods run", Ordered, L
 			g.Expect(err).NotTo(HaveOccurred())
 		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		Expect(at(ctx, "root:org:consumer", "get", "widgets", "-o", "name")).To(Equal("widget.example.dev/w\n"))
+	})
+
+	It("runs a workload of a workspace on one shard on the cluster itself, through a syncer pod of a SyncTarget on another", func(ctx SpecContext) {
+		// The seed's quickstart: the compute workspace on one shard, the
+		// user's on another, root:compute's export on root.
+		kubectl(ctx, "ws", "use", "root:org")
+		kubectl(ctx, "ws", "create", "compute", "--location-selector", "name="+shardNames[1])
+		kubectl(ctx, "ws", "create", "app", "--location-selector", "name="+shardNames[2])
+		readShards(ctx)
+		Expect(shardOf).To(HaveKeyWithValue("compute", shardNames[1]))
+		Expect(shardOf).To(HaveKeyWithValue("app", shardNames[2]))
+		kubectl(ctx, "ws", "use", "root:org:compute")
+		manifest := filepath.Join(env.Dir, "syncer-kind-main.yaml")
+		kubectl(ctx, "kcp", "workload", "sync", "kind", "--syncer-image", cl.Repository+"/tessera-syncer:"+cl.Tag, "-o", manifest)
+		apply, err := env.Kubectl(ctx, cl.Kubeconfig, "apply", "-f", manifest)
+		Expect(err).NotTo(HaveOccurred(), "%s", apply)
+		DeferCleanup(func(ctx SpecContext) {
+			out, err := env.Kubectl(ctx, cl.Kubeconfig, "delete", "-f", manifest, "--wait=true", "--timeout=2m")
+			Expect(err).NotTo(HaveOccurred(), "%s", out)
+		}, NodeTimeout(3*time.Minute))
+		start := time.Now()
+		Eventually(func(g Gomega) {
+			_, err := admin.Kubectl(ctx, "wait", "--for=condition=Ready", "synctarget/kind", "--timeout=10s")
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		By(fmt.Sprintf("the SyncTarget was Ready %s after the syncer's manifest was applied", time.Since(start).Round(time.Second)))
+
+		kubectl(ctx, "ws", "use", "root:org:app")
+		Expect(kubectl(ctx, "kcp", "bind", "compute", "root:compute")).To(ContainSubstring("is ready"))
+		Eventually(func(g Gomega) {
+			_, err := admin.Kubectl(ctx, "create", "deployment", "pause", "--image="+physical.RealPauseImage)
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		start = time.Now()
+		Eventually(func(g Gomega) {
+			out, err := admin.Kubectl(ctx, "get", "deployments")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(MatchRegexp(`(?m)^pause\s+1/1\s+1\s+1\s`))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		By(fmt.Sprintf("kubectl get deployments showed READY 1/1 %s after the create", time.Since(start).Round(time.Second)))
+		pods, err := kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: "app=pause"})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pods.Items).To(HaveLen(1))
+		Expect(pods.Items[0].Namespace).To(HavePrefix("kcp-"))
+		Expect(pods.Items[0].Status.Phase).To(Equal(corev1.PodRunning))
+
+		By("deleting the Deployment in the workspace deletes it in the cluster")
+		kubectl(ctx, "delete", "deployment", "pause")
+		Eventually(func(g Gomega) {
+			pods, err := kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: "app=pause"})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(pods.Items).To(BeEmpty())
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 	})
 
 	It("rolls the shards one pod at a time on helm upgrade while a client keeps writing, and loses nothing acknowledged", func(ctx SpecContext) {

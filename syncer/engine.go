@@ -107,7 +107,14 @@ func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
 		upstreamEvents = reconciler.EnqueueMappedHandler(e.ctrl, e.upsyncKeyOf)
 	}
 	for _, src := range e.upstream {
-		if err := e.ctrl.Watch(src.informer, upstreamEvents); err != nil {
+		// A shard that does not answer must not stop the syncing of the
+		// others' workspaces: reconcile waits for every source only before
+		// it deletes. Upsyncing decides among all of them, and waits.
+		watch := e.ctrl.WatchUnsynced
+		if rs.upsync {
+			watch = e.ctrl.Watch
+		}
+		if err := watch(src.informer, upstreamEvents); err != nil {
 			return nil, err
 		}
 	}
@@ -163,6 +170,17 @@ func (e *engine) start(ctx context.Context) {
 		}
 	}()
 	klog.FromContext(ctx).Info("Syncing", "resource", e.resource.gvr, "from", e.resource.urls)
+}
+
+// upstreamSynced tells whether every shard's virtual workspace has been
+// listed.
+func (e *engine) upstreamSynced() bool {
+	for _, src := range e.upstream {
+		if !src.informer.HasSynced() {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *engine) stop() {
@@ -234,6 +252,11 @@ func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.
 	}
 	downstream := e.s.downstream.Resource(e.resource.gvr).Namespace(dsNamespace)
 
+	if up == nil && !e.upstreamSynced() {
+		// The object may be on a shard not listed yet: once every shard
+		// is, start looks at every downstream object again.
+		return reconciler.Result{}, nil
+	}
 	if up == nil || up.GetDeletionTimestamp() != nil {
 		if down != nil {
 			if down.GetDeletionTimestamp() == nil {

@@ -82,6 +82,23 @@ func (c *Controller) Watch(informer cache.SharedInformer, handler cache.Resource
 	return nil
 }
 
+// WatchUnsynced adds handler to informer without making Run wait for it:
+// for a reconciler that works with part of its sources while another is
+// still listing (one unreachable server must not stop the rest). Such a
+// reconciler must not take an object's absence from informer for its
+// deletion before informer has synced. Call it before Run.
+func (c *Controller) WatchUnsynced(informer cache.SharedInformer, handler cache.ResourceEventHandler) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return fmt.Errorf("controller %s: WatchUnsynced called after Run", c.name)
+	}
+	if _, err := informer.AddEventHandler(handler); err != nil {
+		return fmt.Errorf("controller %s: adding event handler: %w", c.name, err)
+	}
+	return nil
+}
+
 // WaitFor makes Run wait for more caches, typically of informers the
 // reconciler only reads through listers (pass their HasSynced). Call it
 // before Run.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,8 +12,15 @@ import (
 	"testing/synctest"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/tessera-dev/tessera/pkg/client/informers"
 )
 
 // limiter is a workqueue rate limiter that records its calls and delays
@@ -316,5 +324,61 @@ func TestLoggerCarriesCluster(t *testing.T) {
 				t.Errorf("log lacks %s:\n%q", want, log)
 			}
 		}
+	})
+}
+
+// TestWatchUnsynced: a controller runs while an informer it watches
+// without waiting cannot list yet (its server does not answer), and gets
+// that informer's events once it lists.
+func TestWatchUnsynced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		answer := make(chan struct{})
+		watcher := watch.NewFake()
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
+				select {
+				case <-answer:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: []corev1.ConfigMap{*configMap("b", "ns", "late")}}, nil
+			},
+			WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watcher, nil },
+		}
+		informer := informers.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, nil)
+		var mu sync.Mutex
+		var seen []string
+		c := New("test", Func(func(_ context.Context, key Key) (Result, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, key.String())
+			return Result{}, nil
+		}), Options{})
+		if err := c.WatchUnsynced(informer, c.EnqueueHandler()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go informer.RunWithContext(ctx)
+		run(t, c)
+		c.Enqueue(Key{Cluster: "a", Namespace: "ns", Name: "now"})
+		time.Sleep(time.Second)
+		synctest.Wait()
+		mu.Lock()
+		if !slices.Equal(seen, []string{"a|ns/now"}) {
+			t.Errorf("reconciled %v while the informer was listing, want a|ns/now", seen)
+		}
+		mu.Unlock()
+		close(answer)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mu.Lock()
+		if !slices.Equal(seen, []string{"a|ns/now", "b|ns/late"}) || !informer.HasSynced() {
+			t.Errorf("reconciled %v once the informer listed, want a|ns/now and b|ns/late", seen)
+		}
+		mu.Unlock()
+		cancel()
+		watcher.Stop()
+		synctest.Wait()
 	})
 }

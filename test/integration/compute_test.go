@@ -136,6 +136,13 @@ func TestComputeAPIs(t *testing.T) {
 		}
 	}
 
+	// Cells are kcp's field, but nothing schedules by them: refused, not
+	// stored to do nothing.
+	out, err = s.Kubectl(c, "patch", "synctarget", "kind", "--type=merge", "-p", `{"spec":{"cells":{"zone":"a"}}}`)
+	if err == nil || !strings.Contains(out, "spec.cells: Invalid value") || !strings.Contains(out, "cells are not supported") {
+		t.Errorf("a SyncTarget with cells: %v\n%s", err, out)
+	}
+
 	// alice is cluster-admin in the workspace: she writes Placements, and
 	// only reads their status, as the export's policy says.
 	bindClusterRole(t, s, c, "", "alice-admin", "cluster-admin", authzUser("alice"))

@@ -41,6 +41,7 @@ func Compute() []Resource {
 				{Name: "Key", Type: "string", JSONPath: `.metadata.labels['internal\.workload\.kcp\.io/key']`, Priority: 4},
 				age,
 			},
+			Adjust: adjustSyncTarget,
 		},
 		{
 			Model:   schedulingv1alpha1.Location{}.OpenAPIModelName(),
@@ -74,6 +75,20 @@ func Compute() []Resource {
 			PrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{age},
 		},
 	}
+}
+
+// adjustSyncTarget refuses spec.cells: kcp's API has the field, but
+// neither kcp nor Tessera schedules by cells, and a stored field that does
+// nothing would mislead.
+func adjustSyncTarget(s *apiextensionsv1.JSONSchemaProps) error {
+	return editProperty(s, []string{"spec"}, func(spec *apiextensionsv1.JSONSchemaProps) error {
+		spec.XValidations = append(spec.XValidations, apiextensionsv1.ValidationRule{
+			Rule:      "!has(self.cells) || size(self.cells) == 0",
+			Message:   "cells are not supported: Tessera does not schedule by cells; group SyncTargets with Locations (their labels and instanceSelector) instead",
+			FieldPath: ".cells",
+		})
+		return nil
+	})
 }
 
 // adjustLocation validates the keys and values of availableSelectorLabels

@@ -7,14 +7,12 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
-	"github.com/tessera-dev/tessera/pkg/cli/workload"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/syncer"
@@ -78,29 +76,8 @@ spec:
 	}
 
 	shard1.MustKubectl(t, app, "create", "namespace", "web")
-	applyEventually(t, shard1, app, `apiVersion: scheduling.kcp.io/v1alpha1
-kind: Placement
-metadata:
-  name: eu
-spec:
-  locationWorkspace: root:compute
-  locationResource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
-  locationSelectors:
-  - matchLabels: {region: eu}
-  namespaceSelector:
-    matchLabels: {kubernetes.io/metadata.name: web}
-`)
-	var first string
-	eventually(t, 30*time.Second, "the Placement on shard-1 Bound to root:compute's eu with a SyncTarget", func(ctx context.Context) (bool, error) {
-		p, err := dynamicClient(t, shard1, app).Resource(placementsGVR).Get(ctx, "eu", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-		loc, _, _ := unstructured.NestedStringMap(p.Object, "status", "selectedLocation")
-		first = p.GetAnnotations()["internal.workload.kcp.io/synctarget"]
-		return phase == "Bound" && loc["path"] == "root:compute" && loc["locationName"] == "eu" && first != "", nil
-	})
+	applyEventually(t, shard1, app, euPlacement)
+	first := waitPlacementBound(t, shard1, app)
 	nsState := func(ctx context.Context) (map[string]string, map[string]string, error) {
 		ns, err := kube(t, shard1, app).CoreV1().Namespaces().Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
@@ -168,36 +145,12 @@ func TestSyncerAcrossShards(t *testing.T) {
 	createBinding(t, root, phys, "kubernetes", "root:compute", "kubernetes")
 	bindRoot(t, root, compute, "workload.kcp.io", "scheduling.kcp.io")
 	waitBound(t, root, phys, "kubernetes")
-	applyEventually(t, root, compute, `apiVersion: workload.kcp.io/v1alpha1
-kind: SyncTarget
-metadata:
-  name: kind
-spec:
-  supportedAPIExports:
-  - export: kubernetes
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: sync-kind
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sync-kind}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: syncer-kind}
-`)
-	if _, err := kube(t, root, compute).RbacV1().ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "sync-kind"}, Rules: workload.WorkspaceRules("kind"),
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := dynamicClient(t, root, compute).Resource(syncTargetsGVR).Get(t.Context(), "kind", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	uid := createSyncTarget(t, root, compute, "kind", "syncer-kind")
 	key := workloadv1alpha1.ToSyncTargetKey(compute.String(), "kind")
 	o := syncerOptions.NewOptions()
 	o.FromKubeconfig = writeKubeconfig(t, root, "from.kubeconfig", root.URL+"/clusters/root:compute", "syncer-token")
 	o.ToKubeconfig = writeKubeconfig(t, root, "to.kubeconfig", root.URL+"/clusters/"+phys.String(), "")
-	o.SyncTargetName, o.SyncTargetUID, o.FromCluster = "kind", string(st.GetUID()), compute.String()
+	o.SyncTargetName, o.SyncTargetUID, o.FromCluster = "kind", uid, compute.String()
 	startSyncer(t, o)
 	eventually(t, 60*time.Second, "SyncTarget kind Ready, with the virtual workspaces of both shards", func(ctx context.Context) (bool, error) {
 		out, err := root.Kubectl(compute, "get", "synctarget", "kind", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.virtualWorkspaces[*].syncerURL}`)
@@ -226,7 +179,7 @@ subjects:
 			return err == nil, nil
 		})
 		u.downNS = syncer.DownstreamNamespace(syncer.NamespaceLocator{
-			SyncTarget: syncer.SyncTargetLocator{Cluster: compute.String(), Name: "kind", UID: st.GetUID()},
+			SyncTarget: syncer.SyncTargetLocator{Cluster: compute.String(), Name: "kind", UID: types.UID(uid)},
 			Cluster:    u.cluster.String(),
 			Namespace:  "web",
 		})

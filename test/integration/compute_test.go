@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"github.com/tessera-dev/tessera/pkg/cli/workload"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -283,29 +285,8 @@ spec:
 	if out := s.MustKubectl(t, app, "get", "configmap", "sneaky", "-n", "default", "-o", "jsonpath={.metadata.labels}"); strings.Contains(out, "state.workload.kcp.io") {
 		t.Errorf("a state label set by hand on an unplaced object: %s", out)
 	}
-	applyEventually(t, s, app, `apiVersion: scheduling.kcp.io/v1alpha1
-kind: Placement
-metadata:
-  name: eu
-spec:
-  locationWorkspace: root:compute
-  locationResource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
-  locationSelectors:
-  - matchLabels: {region: eu}
-  namespaceSelector:
-    matchLabels: {kubernetes.io/metadata.name: web}
-`)
-	var first string
-	eventually(t, 30*time.Second, "the Placement Bound to root:compute's eu with a SyncTarget", func(ctx context.Context) (bool, error) {
-		p, err := dynamicClient(t, s, app).Resource(placementsGVR).Get(ctx, "eu", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
-		loc, _, _ := unstructured.NestedStringMap(p.Object, "status", "selectedLocation")
-		first = p.GetAnnotations()["internal.workload.kcp.io/synctarget"]
-		return phase == "Bound" && loc["path"] == "root:compute" && loc["locationName"] == "eu" && first != "", nil
-	})
+	applyEventually(t, s, app, euPlacement)
+	first := waitPlacementBound(t, s, app)
 	nsState := func(ctx context.Context) (map[string]string, map[string]string, error) {
 		ns, err := kube(t, s, app).CoreV1().Namespaces().Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
@@ -834,4 +815,72 @@ func TestComputeDefaults(t *testing.T) {
 	if out, err := s.Kubectl(app, "get", "placements", "-o", "name"); err != nil || strings.TrimSpace(out) != "" {
 		t.Errorf("placements after deleting the default one: %v %q", err, out)
 	}
+}
+
+// euPlacement is a user workspace's Placement of its namespace web onto
+// the Location eu of root:compute (euComputeObjects).
+const euPlacement = `apiVersion: scheduling.kcp.io/v1alpha1
+kind: Placement
+metadata:
+  name: eu
+spec:
+  locationWorkspace: root:compute
+  locationResource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
+  locationSelectors:
+  - matchLabels: {region: eu}
+  namespaceSelector:
+    matchLabels: {kubernetes.io/metadata.name: web}
+`
+
+// waitPlacementBound waits until the Placement eu of cluster on s is Bound
+// to root:compute's Location eu with a SyncTarget, and returns that
+// SyncTarget's key.
+func waitPlacementBound(t *testing.T, s *framework.Shard, cluster logicalcluster.Name) string {
+	t.Helper()
+	var key string
+	eventually(t, 30*time.Second, "the Placement eu Bound to root:compute's eu with a SyncTarget", func(ctx context.Context) (bool, error) {
+		p, err := dynamicClient(t, s, cluster).Resource(placementsGVR).Get(ctx, "eu", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		phase, _, _ := unstructured.NestedString(p.Object, "status", "phase")
+		loc, _, _ := unstructured.NestedStringMap(p.Object, "status", "selectedLocation")
+		key = p.GetAnnotations()["internal.workload.kcp.io/synctarget"]
+		return phase == "Bound" && loc["path"] == "root:compute" && loc["locationName"] == "eu" && key != "", nil
+	})
+	return key
+}
+
+// createSyncTarget creates the SyncTarget name supporting root:compute's
+// export kubernetes in cluster, and gives the user syncer the rights that
+// kubectl kcp workload sync gives its syncer; it returns the SyncTarget's
+// UID.
+func createSyncTarget(t *testing.T, s *framework.Shard, cluster logicalcluster.Name, name, syncer string) string {
+	t.Helper()
+	applyEventually(t, s, cluster, fmt.Sprintf(`apiVersion: workload.kcp.io/v1alpha1
+kind: SyncTarget
+metadata:
+  name: %[1]s
+spec:
+  supportedAPIExports:
+  - export: kubernetes
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: sync-%[1]s
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sync-%[1]s}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: %[2]s}
+`, name, syncer))
+	if _, err := kube(t, s, cluster).RbacV1().ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "sync-" + name}, Rules: workload.WorkspaceRules(name),
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := dynamicClient(t, s, cluster).Resource(syncTargetsGVR).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(st.GetUID())
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/types"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,7 +19,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
-	"github.com/tessera-dev/tessera/pkg/cli/workload"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/shard/options"
 	"github.com/tessera-dev/tessera/syncer"
@@ -115,44 +114,18 @@ func TestSyncer(t *testing.T) {
 	createBinding(t, s, phys, "kubernetes", "root:compute", "kubernetes")
 	bindRoot(t, s, compute, "workload.kcp.io", "scheduling.kcp.io")
 	waitBound(t, s, phys, "kubernetes")
-	applyEventually(t, s, compute, `apiVersion: workload.kcp.io/v1alpha1
-kind: SyncTarget
-metadata:
-  name: kind
-spec:
-  supportedAPIExports:
-  - export: kubernetes
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: sync-kind
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sync-kind}
-subjects:
-- {apiGroup: rbac.authorization.k8s.io, kind: User, name: syncer-kind}
-`)
 	// The syncer gets exactly the rights kubectl kcp workload sync grants.
-	if _, err := kube(t, s, compute).RbacV1().ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "sync-kind"}, Rules: workload.WorkspaceRules("kind"),
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	sts := dynamicClient(t, s, compute).Resource(syncTargetsGVR)
-	st, err := sts.Get(t.Context(), "kind", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	uid := createSyncTarget(t, s, compute, "kind", "syncer-kind")
 	key := workloadv1alpha1.ToSyncTargetKey(compute.String(), "kind")
 	o := syncerOptions.NewOptions()
 	o.FromKubeconfig = writeKubeconfig(t, s, "from.kubeconfig", s.URL+"/clusters/root:compute", "syncer-token")
 	o.ToKubeconfig = writeKubeconfig(t, s, "to.kubeconfig", s.URL+"/clusters/"+phys.String(), "")
-	o.SyncTargetName, o.SyncTargetUID, o.FromCluster = "kind", string(st.GetUID()), compute.String()
+	o.SyncTargetName, o.SyncTargetUID, o.FromCluster = "kind", uid, compute.String()
 	o.DownstreamNamespaceCleanDelay = time.Second
 	sy := startSyncer(t, o)
 
-	var out string
 	eventually(t, 60*time.Second, "SyncTarget kind Ready from the syncer's heartbeat, its resources accepted", func(ctx context.Context) (bool, error) {
-		out, err = s.Kubectl(compute, "get", "synctarget", "kind", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {range .status.syncedResources[*]}{.resource}={.state} {end}`)
+		out, err := s.Kubectl(compute, "get", "synctarget", "kind", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {range .status.syncedResources[*]}{.resource}={.state} {end}`)
 		return err == nil && strings.Contains(out, "deployments=Accepted") && strings.HasPrefix(out, "True "), fmt.Errorf("%s", out)
 	})
 
@@ -173,7 +146,7 @@ subjects:
 	s.MustKubectl(t, app, "create", "configmap", "settings", "-n", "web", "--from-literal=color=blue")
 
 	locator := syncer.NamespaceLocator{
-		SyncTarget: syncer.SyncTargetLocator{Cluster: compute.String(), Name: "kind", UID: st.GetUID()},
+		SyncTarget: syncer.SyncTargetLocator{Cluster: compute.String(), Name: "kind", UID: types.UID(uid)},
 		Cluster:    app.String(),
 		Namespace:  "web",
 	}
@@ -181,6 +154,7 @@ subjects:
 	down := dynamicClient(t, s, phys)
 	upDeployments := dynamicClient(t, s, app).Resource(deploymentsGVR).Namespace("web")
 	var downDeployment *unstructured.Unstructured
+	var err error
 	eventually(t, 30*time.Second, "the Deployment downstream in "+downNS, func(ctx context.Context) (bool, error) {
 		downDeployment, err = down.Resource(deploymentsGVR).Namespace(downNS).Get(ctx, "kuard", metav1.GetOptions{})
 		return err == nil, nil

@@ -53,9 +53,15 @@ func TestWorkloadSync(t *testing.T) {
 		"--resources", "routes.route.openshift.io", "--qps", "5", "--burst", "9"}
 	var out string
 	out = w.must(args...)
-	if !strings.Contains(out, `Binding APIExport "root:workload.kcp.io".`) {
+	if !strings.Contains(out, `Binding APIExport "root:workload.kcp.io".`) || !strings.Contains(out, `Binding APIExport "root:scheduling.kcp.io" for the SyncTarget's Location.`) {
 		t.Errorf("kubectl kcp workload sync in a workspace without SyncTargets:\n%s", out)
 	}
+	// The workspace serves Locations, so the shard gives the SyncTarget
+	// its Location default, which kubectl kcp bind compute finds.
+	eventually(t, 30*time.Second, "the default Location of the SyncTarget's workspace", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl(compute, "get", "location", "default", "-o", "jsonpath={.status.instances}")
+		return err == nil && out == "1", fmt.Errorf("%s", out)
+	})
 
 	sts := dynamicClient(t, s, compute).Resource(syncTargetsGVR)
 	u, err := sts.Get(t.Context(), "kind", metav1.GetOptions{})

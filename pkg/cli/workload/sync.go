@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
+	schedulingv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/scheduling/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/cli/plugin"
@@ -44,6 +45,7 @@ const (
 )
 
 var syncTargetsGVR = workloadv1alpha1.SchemeGroupVersion.WithResource("synctargets")
+var locationsGVR = schedulingv1alpha1.SchemeGroupVersion.WithResource("locations")
 
 // syncOptions are the options of "kubectl kcp workload sync".
 type syncOptions struct {
@@ -168,6 +170,9 @@ func (o *syncOptions) run(ctx context.Context, out, errOut io.Writer, name strin
 	}
 	if err != nil {
 		return fmt.Errorf("failed to apply synctarget %q: %w", name, err)
+	}
+	if err := bindScheduling(ctx, errOut, c); err != nil {
+		return err
 	}
 	cluster := logicalcluster.From(st)
 	if cluster.Empty() {
@@ -310,6 +315,32 @@ func send(st *workloadv1alpha1.SyncTarget, write func(*unstructured.Unstructured
 
 // workloadExport is root's APIExport of SyncTargets.
 const workloadExport = "workload.kcp.io"
+
+// schedulingExport is root's APIExport of Locations and Placements.
+const schedulingExport = "scheduling.kcp.io"
+
+// bindScheduling binds root:scheduling.kcp.io in the current workspace
+// unless it serves Locations already: the SyncTarget's workspace is where
+// Placements find its Location (the shard makes the Location "default" of
+// all SyncTargets there), as `kubectl kcp bind compute <this workspace>`
+// expects.
+func bindScheduling(ctx context.Context, errOut io.Writer, c *plugin.Clients) error {
+	_, err := c.Dynamic.Resource(locationsGVR).List(ctx, metav1.ListOptions{Limit: 1})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	b := &apisv1alpha1.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: schedulingExport},
+		Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{
+			Export: &apisv1alpha1.ExportBindingReference{Path: logicalcluster.Root.String(), Name: schedulingExport},
+		}},
+	}
+	if _, err := c.KCP.APIBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("Locations are not served here, and binding APIExport root:%s failed: %w", schedulingExport, err)
+	}
+	fmt.Fprintf(errOut, "Binding APIExport %q for the SyncTarget's Location.\n", "root:"+schedulingExport)
+	return nil
+}
 
 // bindWorkloadAndApply binds root:workload.kcp.io in the current workspace
 // and applies the SyncTarget once the binding serves SyncTargets.

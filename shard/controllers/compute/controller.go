@@ -303,6 +303,8 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 		{res, c.bindings.Informer(), reconciler.EnqueueMappedHandler(res, c.placedNamespacesOf)},
 		{defLoc, c.localSyncTargets.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
 		{defLoc, c.localLocations.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
+		// A binding to scheduling.kcp.io makes Locations servable.
+		{defLoc, c.bindings.Informer(), reconciler.EnqueueMappedHandler(defLoc, byCluster)},
 		{defPl, c.bindings.Informer(), cache.FilteringResourceEventHandler{FilterFunc: needsDefaultPlacementEvent, Handler: defPl.EnqueueHandler()}},
 		// A binding to scheduling.kcp.io makes Placements servable: the
 		// compute bindings of the cluster may get theirs.

@@ -27,10 +27,11 @@ var syncTargetResource = schedulingv1alpha1.GroupVersionResource{
 
 // reconcileDefaultLocation gives a workspace with SyncTargets the Location
 // "default" of all of them when it has none of that name, as kcp does (key:
-// the cluster).
+// the cluster). A workspace that does not serve Locations (no binding to
+// root:scheduling.kcp.io) gets none until it does.
 func (c *Controller) reconcileDefaultLocation(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
 	sts, err := c.localSyncTargets.Lister().Cluster(key.Cluster).List(labels.Everything())
-	if err != nil || len(sts) == 0 {
+	if err != nil || len(sts) == 0 || !c.servesPlacements(key.Cluster) {
 		return reconciler.Result{}, err
 	}
 	if _, err := c.localLocations.Lister().Cluster(key.Cluster).Get(DefaultName); !apierrors.IsNotFound(err) {
@@ -120,7 +121,8 @@ func needsDefaultPlacement(b *apisv1alpha1.APIBinding) bool {
 	return compute && !skip && b.DeletionTimestamp == nil && b.Status.Phase == apisv1alpha1.APIBindingPhaseBound && b.Spec.Reference.Export != nil
 }
 
-// servesPlacements tells whether a cluster binds root's scheduling.kcp.io.
+// servesPlacements tells whether a cluster binds root's scheduling.kcp.io
+// (Locations and Placements).
 func (c *Controller) servesPlacements(cluster logicalcluster.Name) bool {
 	list, err := c.bindings.Lister().Cluster(cluster).List(labels.Everything())
 	if err != nil {

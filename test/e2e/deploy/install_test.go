@@ -266,7 +266,7 @@ var _ = Describe("The chart installed into a cluster whose pods run", Ordered, L
 		By(fmt.Sprintf("the SyncTarget was Ready %s after the syncer's manifest was applied", time.Since(start).Round(time.Second)))
 
 		kubectl(ctx, "ws", "use", "root:org:app")
-		Expect(kubectl(ctx, "kcp", "bind", "compute", "root:compute")).To(ContainSubstring("is ready"))
+		Expect(kubectl(ctx, "kcp", "bind", "compute", "root:org:compute")).To(ContainSubstring("is ready"))
 		Eventually(func(g Gomega) {
 			_, err := admin.Kubectl(ctx, "create", "deployment", "pause", "--image="+physical.RealPauseImage)
 			g.Expect(err).NotTo(HaveOccurred())

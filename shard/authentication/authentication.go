@@ -33,6 +33,9 @@ type Deps struct {
 	// Clients read what the informers do not have yet, through the
 	// shard's loopback connection.
 	Clients *clusters.ClusterClientset
+	// Remote, if set, authenticates the service account tokens of logical
+	// clusters of other shards (serviceaccount.Remote).
+	Remote authenticator.Token
 }
 
 // Authentication is the assembled authentication of a shard.
@@ -89,6 +92,9 @@ func (c *Config) New(deps Deps) (*Authentication, error) {
 	tokens := []authenticator.Token{saTokens}
 	if c.staticTokens != nil {
 		tokens = []authenticator.Token{c.staticTokens, saTokens}
+	}
+	if deps.Remote != nil {
+		tokens = append(tokens, deps.Remote)
 	}
 	// Cache audit (issue 9): not cluster-dependent: no token cache
 	// (k8s.io/apiserver's token/cache) is wired; static tokens and client

@@ -4,6 +4,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -23,13 +24,16 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/compatibility"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/clusters"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
+	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/openapi"
 	"github.com/tessera-dev/tessera/shard/authentication"
+	"github.com/tessera-dev/tessera/shard/authentication/serviceaccount"
 	"github.com/tessera-dev/tessera/shard/authorization"
 	"github.com/tessera-dev/tessera/shard/authorization/maximalpermission"
 	"github.com/tessera-dev/tessera/shard/authorization/rbac"
@@ -125,10 +129,30 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	var cs cacheState
+	if cs.cacheConfig, err = cacheConfigFor(o, gc.LoopbackClientConfig); err != nil {
+		return nil, err
+	}
+	if err := cs.newGlobalInformers(o.ShardName, factory); err != nil {
+		return nil, err
+	}
+	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
+	// Logical clusters of other shards are found by asking them.
+	cs.locator = newShardLocator(o.ShardName, cs.shards, files)
 	authn, err := authnConfig.New(authentication.Deps{
 		ServiceAccounts: factory.ServiceAccounts(),
 		TokenSecrets:    tokenSecrets.Secrets(),
 		Clients:         loopbackClients,
+		Remote: serviceaccount.NewRemote(serviceaccount.RemoteConfig{
+			Local: func(c logicalcluster.Name) bool {
+				_, err := lcs.Lister().Cluster(c).Get(corev1alpha1.LogicalClusterName)
+				return err == nil
+			},
+			ShardOf: func(ctx context.Context, c logicalcluster.Name) (*rest.Config, bool) {
+				cfg, _, ok := cs.locator.Find(ctx, c)
+				return cfg, ok
+			},
+		}),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("authentication: %w", err)
@@ -143,15 +167,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// decides by user, verb, resource and namespace, the same in every
 	// logical cluster, and its backends only write events.
 	gc.Authentication.Authenticator = authn.Request
-	var cs cacheState
-	if cs.cacheConfig, err = cacheConfigFor(o, gc.LoopbackClientConfig); err != nil {
-		return nil, err
-	}
-	if err := cs.newGlobalInformers(o.ShardName, factory); err != nil {
-		return nil, err
-	}
 	var authz *authorization.Authorizer
-	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
 	authz, err = authorization.NewForInformers(factory, func(c *authorization.Config) {
 		// ClusterRoles and bindings of other shards' logical clusters
 		// (those that authorize bind and use) come from the cache.

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
@@ -62,4 +65,14 @@ func isNotFoundStatus(err error) bool {
 	}
 	d := status.Status().Details
 	return d != nil && d.Name != ""
+}
+
+// remoteCluster returns the client configuration of the other shard that
+// holds cluster, or false when it is on this shard or unknown.
+func (s *Server) remoteCluster(ctx context.Context, cluster logicalcluster.Name) (*rest.Config, bool) {
+	if _, err := s.logicalClusters.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName); err == nil {
+		return nil, false
+	}
+	cfg, _, ok := s.locator.Find(ctx, cluster)
+	return cfg, ok
 }

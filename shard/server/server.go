@@ -281,7 +281,7 @@ func (s *Server) build(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.syncerVirtual, err = syncervw.New(syncervw.Config{Shard: gc.LoopbackClientConfig, Authorizer: c.authz.Policy()})
+		s.syncerVirtual, err = syncervw.New(syncervw.Config{Shard: gc.LoopbackClientConfig, Authorizer: c.authz.Policy(), Remote: s.remoteCluster})
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 
 	workloadv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/workload/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -18,6 +19,7 @@ import (
 	"github.com/tessera-dev/tessera/syncer"
 	syncerOptions "github.com/tessera-dev/tessera/syncer/options"
 	"github.com/tessera-dev/tessera/test/integration/framework"
+	vwoptions "github.com/tessera-dev/tessera/virtual/options"
 )
 
 // TestComputeSchedulingAcrossShards: the compute workspace with its
@@ -132,10 +134,8 @@ spec:
 func TestSyncerAcrossShards(t *testing.T) {
 	caCert, caKey := framework.NewInstallationCA(t)
 	root := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey),
-		func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} },
-		withTokens(t, "syncer-token,syncer-kind,syncer-uid"))
-	shard1 := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey), framework.JoiningRoot(root, "shard-1"),
-		withTokens(t, "syncer-token,syncer-kind,syncer-uid"))
+		func(o *options.Options) { o.BatteriesIncluded = []string{options.BatteryRootComputeWorkspace} })
+	shard1 := framework.StartShard(t, framework.WithInstallationCA(caCert, caKey), framework.JoiningRoot(root, "shard-1"))
 	eventually(t, time.Minute, "shard-1 registered", func(ctx context.Context) (bool, error) {
 		_, err := kcpClient(t, root, logicalcluster.Root).Shards().Get(ctx, "shard-1", metav1.GetOptions{})
 		return err == nil, nil
@@ -145,10 +145,17 @@ func TestSyncerAcrossShards(t *testing.T) {
 	createBinding(t, root, phys, "kubernetes", "root:compute", "kubernetes")
 	bindRoot(t, root, compute, "workload.kcp.io", "scheduling.kcp.io")
 	waitBound(t, root, phys, "kubernetes")
-	uid := createSyncTarget(t, root, compute, "kind", "syncer-kind")
+	// The syncer's credentials are a service account token of
+	// root:compute, which root signed and only root can check.
+	for _, sa := range []string{"kind-syncer", "nobody"} {
+		root.MustKubectl(t, compute, "create", "serviceaccount", sa, "-n", "default")
+		waitForServiceAccount(t, root, compute, "default", sa)
+	}
+	token := createToken(t, root, compute, "kind-syncer", "-n", "default", "--duration=1h")
+	uid := createSyncTarget(t, root, compute, "kind", "system:serviceaccount:default:kind-syncer")
 	key := workloadv1alpha1.ToSyncTargetKey(compute.String(), "kind")
 	o := syncerOptions.NewOptions()
-	o.FromKubeconfig = writeKubeconfig(t, root, "from.kubeconfig", root.URL+"/clusters/root:compute", "syncer-token")
+	o.FromKubeconfig = writeKubeconfig(t, root, "from.kubeconfig", root.URL+"/clusters/root:compute", token)
 	o.ToKubeconfig = writeKubeconfig(t, root, "to.kubeconfig", root.URL+"/clusters/"+phys.String(), "")
 	o.SyncTargetName, o.SyncTargetUID, o.FromCluster = "kind", uid, compute.String()
 	startSyncer(t, o)
@@ -199,6 +206,39 @@ func TestSyncerAcrossShards(t *testing.T) {
 			f := strings.Fields(out)
 			return err == nil && len(f) > 1 && f[1] == "1/1", fmt.Errorf("%s", out)
 		})
+	}
+
+	// Shard-1's syncer virtual workspace, in the shard and in a
+	// tessera-virtual-workspaces of shard-1, lets the SyncTarget's service
+	// account in, and nobody else.
+	vw := startVirtualWorkspaces(t, shard1, func(o *vwoptions.Options) {
+		o.Kubeconfig = shard1.Kubeconfig
+		o.CacheKubeconfig = root.Kubeconfig
+		o.ShardName = "shard-1"
+		o.ClientCAFile = caCert
+	})
+	admin := shard1.Config("")
+	nobody := createToken(t, root, compute, "nobody", "-n", "default", "--duration=1h")
+	for where, base := range map[string]struct {
+		url string
+		tls rest.TLSClientConfig
+	}{
+		"shard-1":                              {shard1.URL, rest.TLSClientConfig{CAFile: admin.CAFile, CAData: admin.CAData}},
+		"shard-1's tessera-virtual-workspaces": {vw.URL, rest.TLSClientConfig{CAFile: vw.CAFile}},
+	} {
+		eventually(t, 30*time.Second, "the Deployment of shard-1 listed by the syncer at "+where, func(ctx context.Context) (bool, error) {
+			list, err := syncerVWAt(t, base.url, base.tls, compute, "kind", uid, "*", token).Resource(deploymentsGVR).List(ctx, metav1.ListOptions{})
+			return err == nil && len(list.Items) == 1 && logicalcluster.From(&list.Items[0]) == users["shard-1"].cluster, err
+		})
+		for who, tok := range map[string]string{"a wrong token": "not-a-token", "another service account": nobody} {
+			_, err := syncerVWAt(t, base.url, base.tls, compute, "kind", uid, "*", tok).Resource(deploymentsGVR).List(t.Context(), metav1.ListOptions{})
+			if want := map[string]bool{"a wrong token": apierrors.IsUnauthorized(err), "another service account": apierrors.IsForbidden(err)}[who]; !want {
+				t.Errorf("%s at %s: %v", who, where, err)
+			}
+		}
+		if _, err := syncerVWAt(t, base.url, base.tls, compute, "kind", "wrong-uid", "*", token).Resource(deploymentsGVR).List(t.Context(), metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("another UID at %s: %v", where, err)
+		}
 	}
 
 	// A volume for the claim of the workspace on shard-1 goes up there.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/tessera-dev/tessera/pkg/cli/workload"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -591,10 +590,17 @@ spec:
 // SyncTarget, for one cluster or * , authenticated by token only.
 func syncerVW(t *testing.T, s *framework.Shard, stCluster logicalcluster.Name, name, uid, cluster, token string) dynamic.Interface {
 	t.Helper()
+	admin := s.Config("")
+	return syncerVWAt(t, s.URL, rest.TLSClientConfig{CAFile: admin.CAFile, CAData: admin.CAData}, stCluster, name, uid, cluster, token)
+}
+
+// syncerVWAt is syncerVW for the virtual workspaces at base.
+func syncerVWAt(t *testing.T, base string, tls rest.TLSClientConfig, stCluster logicalcluster.Name, name, uid, cluster, token string) dynamic.Interface {
+	t.Helper()
 	cfg := &rest.Config{
-		Host:            s.URL + "/services/syncer/" + stCluster.String() + "/" + name + "/" + uid + "/clusters/" + cluster,
+		Host:            base + "/services/syncer/" + stCluster.String() + "/" + name + "/" + uid + "/clusters/" + cluster,
 		BearerToken:     token,
-		TLSClientConfig: rest.TLSClientConfig{CAFile: filepath.Join(s.Options.RootDirectory, "certs", "ca.crt")},
+		TLSClientConfig: tls,
 	}
 	c, err := dynamic.NewForConfig(cfg)
 	if err != nil {

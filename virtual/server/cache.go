@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -16,6 +17,7 @@ import (
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster/paths"
+	"github.com/tessera-dev/tessera/pkg/shardlocator"
 )
 
 // With --cache-kubeconfig the process also reads the cache server's
@@ -110,4 +112,25 @@ func (r *replicas) authorizationClient(cluster logicalcluster.Name) (rest.Interf
 	}
 	c, _ := r.clients.LoadOrStore(key, client.AuthorizationV1().RESTClient())
 	return c.(rest.Interface), true
+}
+
+// locator finds the shard of a logical cluster among the other shards the
+// replicas name, asking them as admin does.
+func (r *replicas) locator(admin *rest.Config) *shardlocator.Locator {
+	return shardlocator.New(shardlocator.Config{
+		Shards: func() []shardlocator.Shard {
+			list, err := r.shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
+			if err != nil {
+				return nil
+			}
+			out := make([]shardlocator.Shard, 0, len(list))
+			for _, sh := range list {
+				if sh.Name != r.own && sh.Spec.BaseURL != "" {
+					out = append(out, shardlocator.Shard{Name: sh.Name, BaseURL: sh.Spec.BaseURL})
+				}
+			}
+			return out
+		},
+		Admin: admin,
+	})
 }

@@ -117,7 +117,20 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	syncer, err := syncervw.New(syncervw.Config{Shard: c.Shard, Authorizer: c.Authorizer})
+	syncerConfig := syncervw.Config{Shard: c.Shard, Authorizer: c.Authorizer}
+	if s.replicas != nil {
+		// SyncTargets of other shards' workspaces are read and
+		// authorized there.
+		locator := s.replicas.locator(c.Shard)
+		syncerConfig.Remote = func(ctx context.Context, cluster logicalcluster.Name) (*rest.Config, bool) {
+			if _, err := s.logicalClusters.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName); err == nil {
+				return nil, false
+			}
+			cfg, _, ok := locator.Find(ctx, cluster)
+			return cfg, ok
+		}
+	}
+	syncer, err := syncervw.New(syncerConfig)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,10 @@ type Config struct {
 	Shard *rest.Config
 	// Authorizer decides in the logical cluster of its context.
 	Authorizer authorizer.Authorizer
+	// Remote, if set, returns the client configuration (a shard admin's)
+	// of the other shard that holds a SyncTarget's logical cluster, or
+	// false when it is on this shard (remote.go).
+	Remote func(context.Context, logicalcluster.Name) (*rest.Config, bool)
 }
 
 type handler struct {
@@ -56,6 +60,9 @@ type handler struct {
 	// the objects served there (Sync or Upsync).
 	prefix string
 	state  workloadv1alpha1.ResourceState
+	// remote reaches the shards of SyncTargets of other shards; nil
+	// without Config.Remote.
+	remote *remoteTargets
 	// targets caches SyncTargets read from the shard for syncTargetTTL,
 	// by cluster|name: a syncer's writes come in bursts, each of which
 	// would read its SyncTarget again.
@@ -95,6 +102,11 @@ func New(c Config) (http.Handler, error) {
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	syncer := &handler{cfg: c, base: base, transport: transport, codecs: serializer.NewCodecFactory(scheme).WithoutConversion(), targets: lru.New(4096),
 		prefix: PathPrefix, state: workloadv1alpha1.ResourceStateSync}
+	if c.Remote != nil {
+		if syncer.remote, err = newRemoteTargets(c.Shard, c.Remote); err != nil {
+			return nil, fmt.Errorf("syncer virtual workspace: %w", err)
+		}
+	}
 	upsyncer := *syncer
 	upsyncer.prefix, upsyncer.state = UpsyncerPathPrefix, workloadv1alpha1.ResourceStateUpsync
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -234,7 +246,7 @@ func (h *handler) authorize(ctx context.Context, t target) error {
 		ResourceRequest: true,
 	}
 	stCtx := logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: t.syncTargetCluster})
-	if d, _, err := h.cfg.Authorizer.Authorize(stCtx, attrs); err == nil && d == authorizer.DecisionAllow {
+	if d, _, err := h.authorizerFor(ctx, t.syncTargetCluster).Authorize(stCtx, attrs); err == nil && d == authorizer.DecisionAllow {
 		return nil
 	}
 	return apierrors.NewForbidden(workloadv1alpha1.Resource("synctargets"), t.syncTargetName,
@@ -260,7 +272,8 @@ func (h *handler) syncTarget(ctx context.Context, t target) (*workloadv1alpha1.S
 // readSyncTarget reads the SyncTarget from the shard.
 func (h *handler) readSyncTarget(ctx context.Context, t target) (*workloadv1alpha1.SyncTarget, error) {
 	p := "/clusters/" + t.syncTargetCluster.String() + "/apis/workload.kcp.io/v1alpha1/synctargets/" + url.PathEscape(t.syncTargetName)
-	resp, err := h.shardGet(ctx, p, nil)
+	base, transport := h.shardFor(ctx, t.syncTargetCluster)
+	resp, err := get(ctx, base, transport, p, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -693,7 +706,12 @@ func (h *handler) present(obj map[string]any, key string) {
 
 // shardGet sends a GET for JSON to the shard.
 func (h *handler) shardGet(ctx context.Context, path string, query url.Values) (*http.Response, error) {
-	u, err := url.Parse(h.base + path)
+	return get(ctx, h.base, h.transport, path, query)
+}
+
+// get sends a GET for JSON to the shard at base.
+func get(ctx context.Context, base string, transport http.RoundTripper, path string, query url.Values) (*http.Response, error) {
+	u, err := url.Parse(base + path)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid path: %v", err))
 	}
@@ -705,7 +723,7 @@ func (h *handler) shardGet(ctx context.Context, path string, query url.Values) (
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := h.transport.RoundTrip(req)
+	resp, err := transport.RoundTrip(req)
 	if err != nil {
 		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("the shard did not answer: %v", err))
 	}

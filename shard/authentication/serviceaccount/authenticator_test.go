@@ -334,6 +334,9 @@ func TestInRequestCluster(t *testing.T) {
 		{name: "service account token in another cluster", ctx: inCluster(t.Context(), "b"), token: token, wantErr: true},
 		{name: "service account token across clusters", ctx: logicalcluster.WithCluster(t.Context(), logicalcluster.Cluster{Wildcard: true}), token: token, wantErr: true},
 		{name: "service account token without a cluster", ctx: t.Context(), token: token, wantErr: true},
+		// The shard's admins (tessera-virtual-workspaces) review tokens of
+		// every cluster in system:admin.
+		{name: "service account token in system:admin", ctx: inCluster(t.Context(), logicalcluster.SystemAdmin), token: token, wantOK: true},
 		{name: "other tokens anywhere", ctx: inCluster(t.Context(), "b"), token: "static", wantOK: true},
 		{name: "unknown tokens", ctx: inCluster(t.Context(), "a"), token: "unknown"},
 	} {

@@ -255,7 +255,7 @@ var _ = Describe("The chart installed into a cluster whose pods run", Ordered, L
 		apply, err := env.Kubectl(ctx, cl.Kubeconfig, "apply", "-f", manifest)
 		Expect(err).NotTo(HaveOccurred(), "%s", apply)
 		DeferCleanup(func(ctx SpecContext) {
-			out, err := env.Kubectl(ctx, cl.Kubeconfig, "delete", "-f", manifest, "--wait=true", "--timeout=2m")
+			out, err := env.Kubectl(ctx, cl.Kubeconfig, "delete", "-f", manifest, "--ignore-not-found", "--wait=true", "--timeout=2m")
 			Expect(err).NotTo(HaveOccurred(), "%s", out)
 		}, NodeTimeout(3*time.Minute))
 		start := time.Now()

@@ -309,6 +309,11 @@ func TestSyncer(t *testing.T) {
 	if out := s.MustKubectl(t, app, "get", "pv"); !strings.Contains(out, "pvc-data") {
 		t.Errorf("kubectl get pv in the workspace:\n%s", out)
 	}
+	// The pair looks bound in the workspace, as in one cluster.
+	eventually(t, 30*time.Second, "the workspace's claim bound to the upsynced volume", func(ctx context.Context) (bool, error) {
+		out, err := s.Kubectl(app, "get", "pvc", "data", "-n", "web", "-o", "jsonpath={.spec.volumeName}")
+		return err == nil && out == "pvc-data", fmt.Errorf("%s", out)
+	})
 	if err := down.Resource(pvsGVR).Delete(t.Context(), "pvc-data", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

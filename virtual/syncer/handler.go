@@ -220,9 +220,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		h.present(obj, key)
 		h.writeJSON(w, http.StatusOK, obj)
 	case "update", "patch":
-		h.write(w, req, r, key)
+		h.bindClaim(ctx, t, st, r, key, h.write(w, req, r, key))
 	case "create":
-		h.create(w, req, r, key)
+		h.bindClaim(ctx, t, st, r, key, h.create(w, req, r, key))
 	case "delete":
 		h.delete(w, req, r, key)
 	default:
@@ -517,7 +517,7 @@ func (h *handler) read(ctx context.Context, gr schema.GroupResource, objectPath,
 // finalizers: an update is applied as the current object with the
 // finalizers (and the resourceVersion, for optimistic concurrency) of the
 // one sent; a patch is refused.
-func (h *handler) write(w http.ResponseWriter, req *http.Request, r routed, key string) {
+func (h *handler) write(w http.ResponseWriter, req *http.Request, r routed, key string) map[string]any {
 	ctx := req.Context()
 	current, status, err := h.read(ctx, r.resource, r.objectPath, key)
 	if err != nil || status != nil {
@@ -526,21 +526,21 @@ func (h *handler) write(w http.ResponseWriter, req *http.Request, r routed, key 
 		} else {
 			h.writeRaw(w, status.code, status.body)
 		}
-		return
+		return nil
 	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, maxBodyBytes+1))
 	if err != nil {
 		h.writeError(w, req, apierrors.NewBadRequest(fmt.Sprintf("reading the request body: %v", err)))
-		return
+		return nil
 	}
 	if len(body) > maxBodyBytes {
 		h.writeError(w, req, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d bytes", maxBodyBytes)))
-		return
+		return nil
 	}
 	if r.shardPath == r.objectPath {
 		if r.verb != "update" {
 			h.writeError(w, req, apierrors.NewMethodNotSupported(r.resource, "patch (the syncer updates the object, or patches its status)"))
-			return
+			return nil
 		}
 		if h.state == workloadv1alpha1.ResourceStateUpsync {
 			body, err = withState(body, key, h.state)
@@ -549,24 +549,24 @@ func (h *handler) write(w http.ResponseWriter, req *http.Request, r routed, key 
 		}
 		if err != nil {
 			h.writeError(w, req, err)
-			return
+			return nil
 		}
 	}
-	h.forwardWrite(w, req, r.shardPath, body, key)
+	return h.forwardWrite(w, req, r.shardPath, body, key)
 }
 
 // create forwards the creation of an object in Upsync state: the label
 // state.workload.kcp.io/<key>=Upsync is set on it.
-func (h *handler) create(w http.ResponseWriter, req *http.Request, r routed, key string) {
+func (h *handler) create(w http.ResponseWriter, req *http.Request, r routed, key string) map[string]any {
 	body, err := readBody(req)
 	if err == nil {
 		body, err = withState(body, key, h.state)
 	}
 	if err != nil {
 		h.writeError(w, req, err)
-		return
+		return nil
 	}
-	h.forwardWrite(w, req, r.shardPath, body, key)
+	return h.forwardWrite(w, req, r.shardPath, body, key)
 }
 
 // delete forwards the deletion of an object the upsyncer sees.
@@ -622,38 +622,39 @@ func withState(body []byte, key string, state workloadv1alpha1.ResourceState) ([
 
 // forwardWrite sends a write to the shard at path and passes on its
 // answer, presented.
-func (h *handler) forwardWrite(w http.ResponseWriter, req *http.Request, path string, body []byte, key string) {
+func (h *handler) forwardWrite(w http.ResponseWriter, req *http.Request, path string, body []byte, key string) map[string]any {
 	ctx := req.Context()
 	u, err := url.Parse(h.base + path)
 	if err != nil {
 		h.writeError(w, req, apierrors.NewBadRequest(fmt.Sprintf("invalid path: %v", err)))
-		return
+		return nil
 	}
 	u.RawQuery = req.URL.RawQuery
 	out, err := http.NewRequestWithContext(ctx, req.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		h.writeError(w, req, apierrors.NewBadRequest(err.Error()))
-		return
+		return nil
 	}
 	out.Header.Set("Content-Type", req.Header.Get("Content-Type"))
 	out.Header.Set("Accept", "application/json")
 	resp, err := h.transport.RoundTrip(out)
 	if err != nil {
 		h.writeError(w, req, apierrors.NewServiceUnavailable(fmt.Sprintf("the shard did not answer: %v", err)))
-		return
+		return nil
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
 		h.copyResponse(w, resp)
-		return
+		return nil
 	}
 	var obj map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&obj); err != nil {
 		h.writeError(w, req, apierrors.NewInternalError(fmt.Errorf("decoding the shard's answer: %w", err)))
-		return
+		return nil
 	}
 	h.present(obj, key)
 	h.writeJSON(w, resp.StatusCode, obj)
+	return obj
 }
 
 // finalizersOnly returns the current object with the finalizers and the

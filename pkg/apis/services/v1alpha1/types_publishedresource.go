@@ -215,3 +215,13 @@ type PublishedResourceList struct {
 	// items are the PublishedResources.
 	Items []PublishedResource `json:"items"`
 }
+
+// GetConditions returns the PublishedResource's conditions.
+func (in *PublishedResource) GetConditions() conditionsv1alpha1.Conditions {
+	return in.Status.Conditions
+}
+
+// SetConditions replaces the PublishedResource's conditions.
+func (in *PublishedResource) SetConditions(c conditionsv1alpha1.Conditions) {
+	in.Status.Conditions = c
+}

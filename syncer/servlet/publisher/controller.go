@@ -52,6 +52,7 @@ type Publisher struct {
 	serviceCRDs  apiextensionsclient.Interface
 	platformCRDs apiextensionsclient.Interface
 	controller   *reconciler.Controller
+	publishing   *publishing
 	published    cache.SharedIndexInformer
 	crdFactory   apiextensionsinformers.SharedInformerFactory
 }
@@ -136,6 +137,7 @@ func New(service, platform *rest.Config, serviceName string) (*Publisher, error)
 			return err
 		},
 	}
+	p.publishing = r
 	p.controller = reconciler.New("servlet-publisher", reconciler.Func(func(ctx context.Context, _ reconciler.Key) (reconciler.Result, error) {
 		return reconciler.Result{RequeueAfter: resync}, r.reconcile(ctx)
 	}), reconciler.Options{Workers: 1})
@@ -151,6 +153,12 @@ func New(service, platform *rest.Config, serviceName string) (*Publisher, error)
 		return nil, err
 	}
 	return p, nil
+}
+
+// OnPublished makes fn be told, after each pass that updated the export,
+// what is published; an error of fn retries the pass. Call it before Run.
+func (p *Publisher) OnPublished(fn func(ctx context.Context, apiGroup string, published []Published) error) {
+	p.publishing.onPublished = fn
 }
 
 // Run applies the PublishedResource CRD on the service cluster and the

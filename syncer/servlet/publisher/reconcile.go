@@ -44,6 +44,16 @@ type publishing struct {
 	ensureExport func(ctx context.Context, name string, schemas []string) error
 	// updateStatus writes a PublishedResource's status.
 	updateStatus func(ctx context.Context, pr *servicesv1alpha1.PublishedResource) error
+	// onPublished, if set, is told what is published once the export
+	// lists it.
+	onPublished func(ctx context.Context, apiGroup string, published []Published) error
+}
+
+// Published is a PublishedResource in the Service's APIExport, with the
+// CRD it publishes.
+type Published struct {
+	PublishedResource *servicesv1alpha1.PublishedResource
+	CRD               *apiextensionsv1.CustomResourceDefinition
 }
 
 // reconcile publishes the valid PublishedResources whose CRD is there as
@@ -68,15 +78,16 @@ func (r *publishing) reconcile(ctx context.Context) error {
 	}
 
 	var (
-		schemas []string
-		errs    []error
-		claimed = map[string]string{} // projected resource → PublishedResource
+		schemas   []string
+		published []Published
+		errs      []error
+		claimed   = map[string]string{} // projected resource → PublishedResource
 	)
 	for _, pr := range prs {
 		if !pr.DeletionTimestamp.IsZero() {
 			continue
 		}
-		schema, cond := r.publish(ctx, pr, crds, apiGroup, claimed)
+		schema, crd, cond := r.publish(ctx, pr, crds, apiGroup, claimed)
 		if cond.Reason == ReasonPublishFailed {
 			errs = append(errs, errors.New(cond.Message))
 		}
@@ -84,41 +95,44 @@ func (r *publishing) reconcile(ctx context.Context) error {
 		if schema != nil {
 			name = schema.Name
 			schemas = append(schemas, name)
+			published = append(published, Published{PublishedResource: pr, CRD: crd})
 		}
 		r.report(ctx, pr, name, cond)
 	}
 	if err := r.ensureExport(ctx, apiGroup, schemas); err != nil {
 		errs = append(errs, fmt.Errorf("updating APIExport %s: %w", apiGroup, err))
+	} else if r.onPublished != nil {
+		errs = append(errs, r.onPublished(ctx, apiGroup, published))
 	}
 	return utilerrors.NewAggregate(errs)
 }
 
 // publish returns the schema of pr once it is in the platform, and pr's
 // Ready condition.
-func (r *publishing) publish(ctx context.Context, pr *servicesv1alpha1.PublishedResource, crds []*apiextensionsv1.CustomResourceDefinition, apiGroup string, claimed map[string]string) (*apisv1alpha1.APIResourceSchema, conditionsv1alpha1.Condition) {
+func (r *publishing) publish(ctx context.Context, pr *servicesv1alpha1.PublishedResource, crds []*apiextensionsv1.CustomResourceDefinition, apiGroup string, claimed map[string]string) (*apisv1alpha1.APIResourceSchema, *apiextensionsv1.CustomResourceDefinition, conditionsv1alpha1.Condition) {
 	if errs := published.Validate(pr); len(errs) > 0 {
-		return nil, conditionFalse(ReasonInvalidSpec, errs.ToAggregate().Error())
+		return nil, nil, conditionFalse(ReasonInvalidSpec, errs.ToAggregate().Error())
 	}
 	src := pr.Spec.Resource
 	i := slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool {
 		return c.Spec.Group == src.APIGroup && c.Spec.Names.Kind == src.Kind
 	})
 	if i < 0 {
-		return nil, conditionFalse(ReasonCRDNotFound, fmt.Sprintf("the service cluster has no CustomResourceDefinition of kind %s in group %s", src.Kind, src.APIGroup))
+		return nil, nil, conditionFalse(ReasonCRDNotFound, fmt.Sprintf("the service cluster has no CustomResourceDefinition of kind %s in group %s", src.Kind, src.APIGroup))
 	}
 	schema, err := SchemaFor(crds[i], pr, apiGroup)
 	if err != nil {
-		return nil, conditionFalse(ReasonNotPublishable, err.Error())
+		return nil, nil, conditionFalse(ReasonNotPublishable, err.Error())
 	}
 	resource := schema.Spec.Names.Plural
 	if other, ok := claimed[resource]; ok {
-		return nil, conditionFalse(ReasonConflict, fmt.Sprintf("PublishedResource %s already publishes %s.%s", other, resource, apiGroup))
+		return nil, nil, conditionFalse(ReasonConflict, fmt.Sprintf("PublishedResource %s already publishes %s.%s", other, resource, apiGroup))
 	}
 	claimed[resource] = pr.Name
 	if err := r.ensureSchema(ctx, schema); err != nil {
-		return nil, conditionFalse(ReasonPublishFailed, fmt.Sprintf("creating APIResourceSchema %s: %v", schema.Name, err))
+		return nil, nil, conditionFalse(ReasonPublishFailed, fmt.Sprintf("creating APIResourceSchema %s: %v", schema.Name, err))
 	}
-	return schema, conditionsv1alpha1.Condition{Type: conditionsv1alpha1.ReadyCondition, Status: "True"}
+	return schema, crds[i], conditionsv1alpha1.Condition{Type: conditionsv1alpha1.ReadyCondition, Status: "True"}
 }
 
 // report writes pr's status if it changes; a failure is logged, the next

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/syncer/servlet"
 	"github.com/tessera-dev/tessera/syncer/servlet/objects"
@@ -60,7 +61,9 @@ func startServlet(t *testing.T, s *framework.Shard, service, provider logicalclu
 // cluster: a Zertifikat (a Certificate projected to v1beta1) created in a
 // consumer workspace appears on the service cluster under the configured
 // name with the servlet's labels, held by a finalizer; spec changes follow;
-// the status a controller writes there comes back; a servlet killed and
+// the status a controller writes there comes back, and so does the
+// related Secret it makes, while a related ConfigMap the user makes goes
+// down under its regex-rewritten name; a servlet killed and
 // restarted after changes on both sides neither duplicates nor loses
 // anything; a copy whose labels were mangled is adopted, not duplicated;
 // a copy deleted on the service cluster is made again; a name taken by a
@@ -98,12 +101,38 @@ spec:
     namespace: kube-system
     name: "$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"
   projection: {version: v1beta1, kind: Zertifikat, plural: Zertifikate, shortNames: [zerts]}
+  related:
+  - identifier: tls-secret
+    origin: service
+    kind: Secret
+    reference:
+      name: {path: spec.secretName}
+  - identifier: settings
+    origin: platform
+    kind: ConfigMap
+    reference:
+      name:
+        path: spec.secretName
+        regex: {pattern: "^(.*)$", replacement: "${1}-settings"}
 `)
 	eventually(t, 30*time.Second, "the APIExport certs.example.corp", func(ctx context.Context) (bool, error) {
 		e, err := kcpClient(t, s, provider).APIExports().Get(ctx, "certs.example.corp", metav1.GetOptions{})
-		return err == nil && len(e.Spec.LatestResourceSchemas) == 1, nil
+		return err == nil && len(e.Spec.LatestResourceSchemas) == 1 && len(e.Spec.PermissionClaims) == 2, nil
 	})
-	createBinding(t, s, consumer, "certs", "root:provider", "certs.example.corp")
+	// The consumer accepts the export's claims on Secrets and ConfigMaps.
+	binding := &apisv1alpha1.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "certs"},
+		Spec: apisv1alpha1.APIBindingSpec{
+			Reference: apisv1alpha1.BindingReference{Export: &apisv1alpha1.ExportBindingReference{Path: "root:provider", Name: "certs.example.corp"}},
+			PermissionClaims: []apisv1alpha1.AcceptablePermissionClaim{
+				{PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "configmaps"}, All: true}, State: apisv1alpha1.ClaimAccepted},
+				{PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "secrets"}, All: true}, State: apisv1alpha1.ClaimAccepted},
+			},
+		},
+	}
+	if _, err := kcpClient(t, s, consumer).APIBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	waitBound(t, s, consumer, "certs")
 
 	zerts := dynamicClient(t, s, consumer).Resource(zertifikateGVR).Namespace("default")
@@ -154,6 +183,31 @@ spec:
 	eventually(t, 30*time.Second, "the status back in the workspace", func(ctx context.Context) (bool, error) {
 		z, err := zerts.Get(ctx, "my-cert", metav1.GetOptions{})
 		return err == nil && equality.Semantic.DeepEqual(z.Object["status"], status), err
+	})
+
+	// Related objects: the Secret the service's controller makes comes up
+	// to the workspace, the ConfigMap the user makes goes down.
+	if _, err := kube(t, s, service).CoreV1().Secrets("kube-system").Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-cert"}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte("CERT"), "tls.key": []byte("KEY")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube(t, s, consumer).CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-cert-settings"}, Data: map[string]string{"duration": "90d"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the related Secret in the workspace and ConfigMap on the service cluster", func(ctx context.Context) (bool, error) {
+		secret, err := kube(t, s, consumer).CoreV1().Secrets("default").Get(ctx, "my-cert", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		cm, err := kube(t, s, service).CoreV1().ConfigMaps("kube-system").Get(ctx, "my-cert-settings", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return string(secret.Data["tls.crt"]) == "CERT" && secret.Type == corev1.SecretTypeTLS && cm.Data["duration"] == "90d", nil
 	})
 
 	// The leader goes; the other replica takes over. Meanwhile a spec

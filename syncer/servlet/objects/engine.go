@@ -6,7 +6,14 @@
 // follows the seed's phases: find the local object by labels, handle
 // deletion (a finalizer on the platform object), ensure the local object
 // (namespace, create, adopt after mangled labels, report a collision and
-// never overwrite), sync content, sync status.
+// never overwrite), sync content, sync status, then related Secrets and
+// ConfigMaps both ways, named by the reference evaluated on each side (the
+// Service's APIExport claims secrets and configmaps, so consumers must
+// accept those claims in their APIBinding).
+//
+// Related objects are not watched (that would take an informer of every
+// Secret of every consumer): they are read when their main object changes,
+// every 2 seconds while one is missing, and every minute after.
 //
 // One Engine per published resource: one wildcard informer per virtual
 // workspace endpoint (one per shard) and one informer of the local copies;
@@ -104,7 +111,7 @@ func NewEngine(target Target, platform *rest.Config, endpoints []string, service
 	if err := e.local.SetTransform(informers.StripManagedFields); err != nil {
 		return nil, err
 	}
-	e.r = &objectSync{target: target, engine: e, local: service.Resource(target.Local), kube: kube}
+	e.r = &objectSync{target: target, engine: e, local: service.Resource(target.Local), service: service, kube: kube}
 	e.ctrl = reconciler.New("servlet-"+target.Remote.Resource, reconciler.Func(e.r.reconcile), reconciler.Options{Workers: workers})
 	for _, src := range e.remote {
 		if err := e.ctrl.Watch(src.informer, e.ctrl.EnqueueHandler()); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -23,11 +24,20 @@ import (
 
 // objectSync reconciles one remote object with its local copy.
 type objectSync struct {
-	target Target
-	engine *Engine
-	local  dynamic.NamespaceableResourceInterface
-	kube   kubernetes.Interface
+	target  Target
+	engine  *Engine
+	local   dynamic.NamespaceableResourceInterface
+	service dynamic.Interface
+	kube    kubernetes.Interface
 }
+
+// Related objects are not watched: they are looked at on every event of
+// their main object, after relatedRetry while one is not there yet, and
+// every relatedResync.
+const (
+	relatedRetry  = 2 * time.Second
+	relatedResync = time.Minute
+)
 
 func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
 	r := published.Remote{Cluster: key.Cluster.String(), Namespace: key.Namespace, Name: key.Name}
@@ -92,7 +102,19 @@ func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconci
 			}
 		}
 	}
-	return reconciler.Result{}, nil
+
+	// Phase 5: related objects, both ways.
+	if len(s.target.PublishedResource.Spec.Related) == 0 {
+		return reconciler.Result{}, nil
+	}
+	missing, err := s.syncRelated(ctx, remote, local, src.clients.Cluster(key.Cluster))
+	if err != nil {
+		return reconciler.Result{}, err
+	}
+	if missing {
+		return reconciler.Result{RequeueAfter: relatedRetry}, nil
+	}
+	return reconciler.Result{RequeueAfter: relatedResync}, nil
 }
 
 // selected tells whether the PublishedResource's filter selects remote

@@ -6,9 +6,17 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	servicesv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/services/v1alpha1"
 )
+
+// RelatedResources are the resources of the kinds related objects may
+// have, which the Service's APIExport claims in its consumers' workspaces.
+var RelatedResources = map[string]schema.GroupVersionResource{
+	"Secret":    {Version: "v1", Resource: "secrets"},
+	"ConfigMap": {Version: "v1", Resource: "configmaps"},
+}
 
 // Locate evaluates a locator against an object: the string at its dotted
 // path, rewritten by its regex. An empty pattern makes the replacement a

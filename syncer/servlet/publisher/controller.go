@@ -125,8 +125,8 @@ func New(service, platform *rest.Config, serviceName string) (*Publisher, error)
 			}
 			return err
 		},
-		ensureExport: func(ctx context.Context, name string, schemas []string) error {
-			return ensureExport(ctx, kcp.APIExports(), name, schemas)
+		ensureExport: func(ctx context.Context, name string, schemas []string, claims []apisv1alpha1.PermissionClaim) error {
+			return ensureExport(ctx, kcp.APIExports(), name, schemas, claims)
 		},
 		updateStatus: func(ctx context.Context, pr *servicesv1alpha1.PublishedResource) error {
 			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pr)

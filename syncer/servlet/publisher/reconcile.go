@@ -40,8 +40,9 @@ type publishing struct {
 	// ensureSchema creates the schema in the platform workspace unless a
 	// schema of that name is there.
 	ensureSchema func(ctx context.Context, s *apisv1alpha1.APIResourceSchema) error
-	// ensureExport makes the APIExport named name list exactly schemas.
-	ensureExport func(ctx context.Context, name string, schemas []string) error
+	// ensureExport makes the APIExport named name list exactly schemas
+	// and claim exactly claims.
+	ensureExport func(ctx context.Context, name string, schemas []string, claims []apisv1alpha1.PermissionClaim) error
 	// updateStatus writes a PublishedResource's status.
 	updateStatus func(ctx context.Context, pr *servicesv1alpha1.PublishedResource) error
 	// onPublished, if set, is told what is published once the export
@@ -78,10 +79,10 @@ func (r *publishing) reconcile(ctx context.Context) error {
 	}
 
 	var (
-		schemas   []string
-		published []Published
-		errs      []error
-		claimed   = map[string]string{} // projected resource → PublishedResource
+		schemas  []string
+		inExport []Published
+		errs     []error
+		claimed  = map[string]string{} // projected resource → PublishedResource
 	)
 	for _, pr := range prs {
 		if !pr.DeletionTimestamp.IsZero() {
@@ -95,14 +96,14 @@ func (r *publishing) reconcile(ctx context.Context) error {
 		if schema != nil {
 			name = schema.Name
 			schemas = append(schemas, name)
-			published = append(published, Published{PublishedResource: pr, CRD: crd})
+			inExport = append(inExport, Published{PublishedResource: pr, CRD: crd})
 		}
 		r.report(ctx, pr, name, cond)
 	}
-	if err := r.ensureExport(ctx, apiGroup, schemas); err != nil {
+	if err := r.ensureExport(ctx, apiGroup, schemas, relatedClaims(inExport)); err != nil {
 		errs = append(errs, fmt.Errorf("updating APIExport %s: %w", apiGroup, err))
 	} else if r.onPublished != nil {
-		errs = append(errs, r.onPublished(ctx, apiGroup, published))
+		errs = append(errs, r.onPublished(ctx, apiGroup, inExport))
 	}
 	return utilerrors.NewAggregate(errs)
 }

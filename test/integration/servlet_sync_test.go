@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,16 +70,7 @@ func startServlet(t *testing.T, s *framework.Shard, service, provider logicalclu
 // deleted in the workspace takes its copy with it.
 func TestServletSyncs(t *testing.T) {
 	s := framework.StartShard(t)
-	service := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "service-cluster", nil).Spec.Cluster)
-	provider := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "provider", nil).Spec.Cluster)
-	consumer := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "consumer", nil).Spec.Cluster)
-	crdClient, err := apiextensionsclient.NewForConfig(s.Config(service))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := crdClient.ApiextensionsV1().CustomResourceDefinitions().Create(t.Context(), servletCRD("cert-manager.io", "Certificate", "certificates"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	service, provider, consumer, _ := servletWorkspaces(t, s, servletCRD("cert-manager.io", "Certificate", "certificates"))
 
 	stop := startServlet(t, s, service, provider, "replica-a")
 	startServlet(t, s, service, provider, "replica-b") // waits for the Lease

@@ -9,6 +9,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	servicesv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/services/v1alpha1"
@@ -49,6 +50,28 @@ func servletCRD(group, kind, plural string, extra ...string) *apiextensionsv1.Cu
 
 func ptrTo[T any](v T) *T { return &v }
 
+// servletWorkspaces creates the workspaces of a servlet test: one standing
+// in for the service cluster, with the given CRDs, the provider's (where
+// the Service lives) and a consumer's; it returns them and the CRD client
+// of the service cluster.
+func servletWorkspaces(t *testing.T, s *framework.Shard, crds ...*apiextensionsv1.CustomResourceDefinition) (service, provider, consumer logicalcluster.Name, client apiextensionsv1client.CustomResourceDefinitionInterface) {
+	t.Helper()
+	service = logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "service-cluster", nil).Spec.Cluster)
+	provider = logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "provider", nil).Spec.Cluster)
+	consumer = logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "consumer", nil).Spec.Cluster)
+	crdClient, err := apiextensionsclient.NewForConfig(s.Config(service))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client = crdClient.ApiextensionsV1().CustomResourceDefinitions()
+	for _, crd := range crds {
+		if _, err := client.Create(t.Context(), crd, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return service, provider, consumer, client
+}
+
 // runServletPublisher runs the servlet's publisher in the test process
 // until the test ends.
 func runServletPublisher(t *testing.T, s *framework.Shard, service, platform logicalcluster.Name, serviceName string) {
@@ -78,23 +101,9 @@ func runServletPublisher(t *testing.T, s *framework.Shard, service, platform log
 // invalid one is reported in its Ready condition and not published.
 func TestServletPublishes(t *testing.T) {
 	s := framework.StartShard(t)
-	service := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "service-cluster", nil).Spec.Cluster)
-	provider := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "provider", nil).Spec.Cluster)
-	consumer := logicalcluster.Name(createWorkspace(t, s, logicalcluster.Root, "consumer", nil).Spec.Cluster)
-
-	crdClient, err := apiextensionsclient.NewForConfig(s.Config(service))
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds := crdClient.ApiextensionsV1().CustomResourceDefinitions()
-	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{
+	service, provider, consumer, crds := servletWorkspaces(t, s,
 		servletCRD("cert-manager.io", "Certificate", "certificates"),
-		servletCRD("cert-manager.io", "Issuer", "issuers"),
-	} {
-		if _, err := crds.Create(t.Context(), crd, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+		servletCRD("cert-manager.io", "Issuer", "issuers"))
 
 	runServletPublisher(t, s, service, provider, "certificate-management")
 	applyEventually(t, s, provider, `apiVersion: core.kdp.k8c.io/v1alpha1

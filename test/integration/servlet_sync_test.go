@@ -59,7 +59,8 @@ func startServlet(t *testing.T, s *framework.Shard, service, provider logicalclu
 // election, publisher and engines, a workspace standing in for the service
 // cluster: a Zertifikat (a Certificate projected to v1beta1) created in a
 // consumer workspace appears on the service cluster under the configured
-// name with the servlet's labels, held by a finalizer; spec changes follow;
+// name with the servlet's labels, held by a finalizer; spec and label
+// changes follow;
 // the status a controller writes there comes back, and so does the
 // related Secret it makes, while a related ConfigMap the user makes goes
 // down under its regex-rewritten name; a servlet killed and
@@ -173,6 +174,15 @@ spec:
 	eventually(t, 30*time.Second, "the status back in the workspace", func(ctx context.Context) (bool, error) {
 		z, err := zerts.Get(ctx, "my-cert", metav1.GetOptions{})
 		return err == nil && equality.Semantic.DeepEqual(z.Object["status"], status), err
+	})
+
+	// A label the user sets follows; the servlet's own stay.
+	label, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": "a"}}})
+	if _, err := zerts.Patch(t.Context(), "my-cert", types.MergePatchType, label, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCert("my-cert", "the label on the copy", func(c *unstructured.Unstructured) bool {
+		return c.GetLabels()["team"] == "a" && c.GetLabels()[objects.LabelRemoteCluster] == string(consumer)
 	})
 
 	// Related objects: the Secret the service's controller makes comes up

@@ -61,23 +61,41 @@ func TestContentPatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			patch, err := ContentPatch(obj(tt.remote, nil), tt.local)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tt.want == nil {
-				if patch != nil {
-					t.Fatalf("patch %s, want none", patch)
-				}
-				return
-			}
-			var got map[string]any
-			if err := json.Unmarshal(patch, &got); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("patch (-want +got):\n%s", diff)
-			}
+			check(t, patch, err, tt.want)
 		})
+	}
+
+	// Labels and annotations: the user's follow three-way, the service
+	// cluster's own stay, kcp's never come down.
+	spec := map[string]any{"spec": map[string]any{}}
+	remote := obj(spec, map[string]string{"kcp.io/cluster": "abc", "note": "new"})
+	remote.SetLabels(map[string]string{"team": "a", "tier": "gold"})
+	local := obj(spec, map[string]string{AnnotationLastKnownState: `{"metadata":{"labels":{"gone":"x","team":"a"}},"spec":{}}`, "controller": "kept"})
+	local.SetLabels(map[string]string{"gone": "x", "team": "a", "service-side": "kept", LabelRemoteCluster: "abc"})
+	patch, err := ContentPatch(remote, local)
+	check(t, patch, err, map[string]any{"metadata": map[string]any{
+		"labels":      map[string]any{"gone": nil, "tier": "gold"},
+		"annotations": map[string]any{"note": "new", AnnotationLastKnownState: `{"metadata":{"annotations":{"note":"new"},"labels":{"team":"a","tier":"gold"}},"spec":{}}`},
+	}})
+}
+
+func check(t *testing.T, patch []byte, err error, want map[string]any) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want == nil {
+		if patch != nil {
+			t.Fatalf("patch %s, want none", patch)
+		}
+		return
+	}
+	var got map[string]any
+	if err := json.Unmarshal(patch, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("patch (-want +got):\n%s", diff)
 	}
 }
 

@@ -84,14 +84,6 @@ const indexRemote = "remote"
 // credentials and writing local copies with service.
 func NewEngine(target Target, platform *rest.Config, endpoints []string, service dynamic.Interface, kube kubernetes.Interface, workers int) (*Engine, error) {
 	e := &Engine{target: target}
-	var selector string
-	if f := target.PublishedResource.Spec.Filter; f != nil && f.Resource != nil {
-		sel, err := metav1.LabelSelectorAsSelector(f.Resource)
-		if err != nil {
-			return nil, err
-		}
-		selector = sel.String()
-	}
 	for _, url := range endpoints {
 		cfg := rest.CopyConfig(platform)
 		cfg.Host, cfg.APIPath = url, ""
@@ -99,7 +91,9 @@ func NewEngine(target Target, platform *rest.Config, endpoints []string, service
 		if err != nil {
 			return nil, err
 		}
-		lw := informers.NoWatchList(&listWatch{client: clients.Wildcard().Resource(target.Remote), selector: selector})
+		// Not filtered by the PublishedResource's label selector: an object
+		// that leaves the selection must still lose its copy and finalizer.
+		lw := informers.NoWatchList(&listWatch{client: clients.Wildcard().Resource(target.Remote)})
 		informer := informers.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, informers.ClusterIndexers())
 		if err := informer.SetTransform(informers.StripManagedFields); err != nil {
 			return nil, err
@@ -206,20 +200,14 @@ func (e *Engine) remoteObject(key reconciler.Key) (*unstructured.Unstructured, *
 	return nil, nil, nil
 }
 
-// listWatch lists and watches through a dynamic resource client, with a
-// label selector.
-type listWatch struct {
-	client   dynamic.ResourceInterface
-	selector string
-}
+// listWatch lists and watches through a dynamic resource client.
+type listWatch struct{ client dynamic.ResourceInterface }
 
 func (l *listWatch) List(lo metav1.ListOptions) (runtime.Object, error) {
-	lo.LabelSelector = l.selector
 	return l.client.List(context.Background(), lo)
 }
 
 func (l *listWatch) Watch(lo metav1.ListOptions) (watch.Interface, error) {
-	lo.LabelSelector = l.selector
 	return l.client.Watch(context.Background(), lo)
 }
 

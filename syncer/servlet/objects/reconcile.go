@@ -117,8 +117,7 @@ func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconci
 	return reconciler.Result{RequeueAfter: relatedResync}, nil
 }
 
-// selected tells whether the PublishedResource's filter selects remote
-// (the label selector is applied by the informer already).
+// selected tells whether the PublishedResource's filter selects remote.
 func (s *objectSync) selected(remote *unstructured.Unstructured) bool {
 	f := s.target.PublishedResource.Spec.Filter
 	if f == nil {

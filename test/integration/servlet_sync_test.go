@@ -63,7 +63,8 @@ func startServlet(t *testing.T, s *framework.Shard, service, provider logicalclu
 // changes follow;
 // the status a controller writes there comes back, and so does the
 // related Secret it makes, while a related ConfigMap the user makes goes
-// down under its regex-rewritten name; a servlet killed and
+// down under its regex-rewritten name, and a Secret of the user's that
+// holds a related name is left alone; a servlet killed and
 // restarted after changes on both sides neither duplicates nor loses
 // anything; a copy whose labels were mangled is adopted, not duplicated;
 // a copy deleted on the service cluster is made again; a name taken by a
@@ -210,6 +211,32 @@ spec:
 		return string(secret.Data["tls.crt"]) == "CERT" && secret.Type == corev1.SecretTypeTLS && cm.Data["duration"] == "90d", nil
 	})
 
+	// A Secret of the user's that holds a related name is not overwritten;
+	// the other related object is still copied.
+	if _, err := kube(t, s, consumer).CoreV1().Secrets("default").Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "users-own"}, StringData: map[string]string{"mine": "yes"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube(t, s, service).CoreV1().Secrets("kube-system").Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "users-own"}, StringData: map[string]string{"tls.crt": "CERT"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube(t, s, consumer).CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "users-own-settings"}, Data: map[string]string{"duration": "1d"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createZert("users", "users-own")
+	eventually(t, 30*time.Second, "the other related object of the colliding one on the service cluster", func(ctx context.Context) (bool, error) {
+		_, err := kube(t, s, service).CoreV1().ConfigMaps("kube-system").Get(ctx, "users-own-settings", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if secret, err := kube(t, s, consumer).CoreV1().Secrets("default").Get(t.Context(), "users-own", metav1.GetOptions{}); err != nil || string(secret.Data["mine"]) != "yes" || len(secret.Data) != 1 {
+		t.Errorf("the user's Secret was overwritten: %v %v", err, secret)
+	}
+
 	// The leader goes; the other replica takes over. Meanwhile a spec
 	// changes and a second Zertifikat is created.
 	stop()
@@ -225,7 +252,7 @@ spec:
 			return err == nil && len(l.Items) == want, err
 		})
 	}
-	countCerts(2)
+	countCerts(3)
 
 	// Mangled labels: the copy is adopted again, not duplicated.
 	mangle, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{objects.LabelRemoteCluster: nil}}})
@@ -235,7 +262,7 @@ spec:
 	waitCert("second", "the mangled copy to be adopted", func(c *unstructured.Unstructured) bool {
 		return c.GetLabels()[objects.LabelRemoteCluster] == string(consumer)
 	})
-	countCerts(2)
+	countCerts(3)
 
 	// A copy deleted on the service cluster is made again: the workspace
 	// is the source of truth.
@@ -244,7 +271,7 @@ spec:
 	}
 	eventually(t, 30*time.Second, "the deleted copy to be made again", func(ctx context.Context) (bool, error) {
 		l, err := certs.List(ctx, metav1.ListOptions{})
-		return err == nil && len(l.Items) == 2, err
+		return err == nil && len(l.Items) == 3, err
 	})
 
 	// A foreign object holds the name of a third copy.

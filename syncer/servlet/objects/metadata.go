@@ -26,6 +26,10 @@ const (
 	// object, the base of three-way merges (like kubectl's
 	// last-applied-configuration).
 	AnnotationLastKnownState = "servlet.kdp.k8c.io/last-known-state"
+	// AnnotationRelated marks a copy of a related object with the
+	// identifier of its related resource; an object without it is never
+	// overwritten.
+	AnnotationRelated = "servlet.kdp.k8c.io/related"
 	// Finalizer holds a platform object until its local copy is gone.
 	Finalizer = "servlet.kdp.k8c.io/cleanup"
 )

@@ -9,9 +9,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/dynamic"
 
 	servicesv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/services/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
 	"github.com/tessera-dev/tessera/syncer/servlet/published"
 )
 
@@ -22,6 +24,7 @@ var relatedContent = []string{"data", "binaryData", "stringData", "type", "immut
 // its origin to the other side, by the names its reference evaluates to
 // on each side. It tells whether one is not there yet (to look again).
 func (s *objectSync) syncRelated(ctx context.Context, remote, local *unstructured.Unstructured, remoteClients dynamic.Interface) (missing bool, err error) {
+	var failed, refused []error
 	for _, rel := range s.target.PublishedResource.Spec.Related {
 		gvr := published.RelatedResources[rel.Kind]
 		remoteNS, remoteName, err := published.RelatedName(remote, rel.Reference)
@@ -50,16 +53,30 @@ func (s *objectSync) syncRelated(ctx context.Context, remote, local *unstructure
 		if err != nil {
 			return false, fmt.Errorf("reading related %s %s: %w", rel.Identifier, fromName, err)
 		}
-		if err := copyRelated(ctx, src, to, toNS, toName); err != nil {
-			return false, fmt.Errorf("copying related %s to %s/%s: %w", rel.Identifier, toNS, toName, err)
+		if err := copyRelated(ctx, src, to, toNS, toName, rel.Identifier); err != nil {
+			// The others are still copied.
+			err = fmt.Errorf("copying related %s to %s/%s: %w", rel.Identifier, toNS, toName, err)
+			if reconciler.IsTerminal(err) {
+				refused = append(refused, err)
+			} else {
+				failed = append(failed, err)
+			}
 		}
+	}
+	if len(failed) > 0 {
+		return missing, utilerrors.NewAggregate(append(failed, refused...))
+	}
+	if len(refused) > 0 {
+		return missing, reconciler.TerminalError(utilerrors.NewAggregate(refused))
 	}
 	return missing, nil
 }
 
 // copyRelated creates or updates the copy of src named name, with src's
-// content, labels and annotations (less the logical cluster's).
-func copyRelated(ctx context.Context, src *unstructured.Unstructured, to dynamic.ResourceInterface, namespace, name string) error {
+// content, labels and annotations (less the logical cluster's), marked
+// with AnnotationRelated. An object of that name the servlet did not make
+// is not overwritten: that is a terminal error until the next event.
+func copyRelated(ctx context.Context, src *unstructured.Unstructured, to dynamic.ResourceInterface, namespace, name, identifier string) error {
 	want := &unstructured.Unstructured{Object: map[string]any{"apiVersion": src.GetAPIVersion(), "kind": src.GetKind()}}
 	for _, f := range relatedContent {
 		if v, ok := src.Object[f]; ok {
@@ -71,7 +88,11 @@ func copyRelated(ctx context.Context, src *unstructured.Unstructured, to dynamic
 	want.SetName(name)
 	want.SetLabels(src.GetLabels())
 	annotations := maps.Clone(src.GetAnnotations())
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
 	delete(annotations, "kcp.io/cluster")
+	annotations[AnnotationRelated] = identifier
 	want.SetAnnotations(annotations)
 
 	have, err := to.Get(ctx, name, metav1.GetOptions{})
@@ -81,6 +102,9 @@ func copyRelated(ctx context.Context, src *unstructured.Unstructured, to dynamic
 	}
 	if err != nil {
 		return err
+	}
+	if _, ours := have.GetAnnotations()[AnnotationRelated]; !ours {
+		return reconciler.TerminalError(fmt.Errorf("%s/%s exists and was not made by the servlet: not overwritten", namespace, name))
 	}
 	same := true
 	for _, f := range relatedContent {

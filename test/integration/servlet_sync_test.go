@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -76,37 +78,8 @@ func TestServletSyncs(t *testing.T) {
 
 	stop := startServlet(t, s, service, provider, "replica-a")
 	startServlet(t, s, service, provider, "replica-b") // waits for the Lease
-	applyEventually(t, s, provider, `apiVersion: core.kdp.k8c.io/v1alpha1
-kind: Service
-metadata:
-  name: certificate-management
-spec:
-  apiGroup: certs.example.corp
-`)
-	applyEventually(t, s, service, `apiVersion: services.kdp.k8c.io/v1alpha1
-kind: PublishedResource
-metadata:
-  name: publish-certmanager-certs
-spec:
-  resource: {kind: Certificate, apiGroup: cert-manager.io, version: v1}
-  naming:
-    namespace: kube-system
-    name: "$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"
-  projection: {version: v1beta1, kind: Zertifikat, plural: Zertifikate, shortNames: [zerts]}
-  related:
-  - identifier: tls-secret
-    origin: service
-    kind: Secret
-    reference:
-      name: {path: spec.secretName}
-  - identifier: settings
-    origin: platform
-    kind: ConfigMap
-    reference:
-      name:
-        path: spec.secretName
-        regex: {pattern: "^(.*)$", replacement: "${1}-settings"}
-`)
+	applyEventually(t, s, provider, servletExample(t, "service.yaml"))
+	applyEventually(t, s, service, servletExample(t, "publishedresource-certificates.yaml"))
 	eventually(t, 30*time.Second, "the APIExport certs.example.corp", func(ctx context.Context) (bool, error) {
 		e, err := kcpClient(t, s, provider).APIExports().Get(ctx, "certs.example.corp", metav1.GetOptions{})
 		return err == nil && len(e.Spec.LatestResourceSchemas) == 1 && len(e.Spec.PermissionClaims) == 2, nil
@@ -305,6 +278,16 @@ spec:
 		_, errRemote := zerts.Get(ctx, "my-cert", metav1.GetOptions{})
 		return apierrors.IsNotFound(errLocal) && apierrors.IsNotFound(errRemote), nil
 	})
+}
+
+// servletExample returns a manifest of deploy/servlet/examples.
+func servletExample(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "servlet", "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func zertifikat(name, secret string) *unstructured.Unstructured {

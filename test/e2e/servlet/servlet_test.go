@@ -56,24 +56,6 @@ spec:
             x-kubernetes-preserve-unknown-fields: true
 `
 
-const publishedResource = `apiVersion: services.kdp.k8c.io/v1alpha1
-kind: PublishedResource
-metadata:
-  name: publish-certmanager-certs
-spec:
-  resource: {kind: Certificate, apiGroup: cert-manager.io, version: v1}
-  naming:
-    namespace: kube-system
-    name: "$remoteClusterName-$remoteNamespaceHash-$remoteNameHash"
-  projection: {version: v1beta1, kind: Zertifikat, plural: Zertifikate, shortNames: [zerts]}
-  related:
-  - identifier: tls-secret
-    origin: service
-    kind: Secret
-    reference:
-      name: {path: spec.secretName}
-`
-
 var _ = Describe("tessera-servlet", Ordered, Label("servlet"), func() {
 	var (
 		t        *framework.Tessera
@@ -163,16 +145,16 @@ var _ = Describe("tessera-servlet", Ordered, Label("servlet"), func() {
 		start()
 
 		By("creating the Service and the PublishedResource")
-		apply(ctx, t.Kubeconfig, t.ClusterURL(provider), `apiVersion: core.kdp.k8c.io/v1alpha1
-kind: Service
-metadata:
-  name: certificate-management
-spec:
-  apiGroup: certs.example.corp
-`)
-		apply(ctx, svc.Kubeconfig, "", publishedResource)
+		examples := filepath.Join("..", "..", "..", "deploy", "servlet", "examples")
+		// Eventually: the servlet installs the CRDs of both.
+		eventually(ctx, func(g Gomega) {
+			_, err := env.Kubectl(ctx, t.Kubeconfig, "apply", "-f", filepath.Join(examples, "service.yaml"), "--server", t.ClusterURL(provider), "--context", t.Context)
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = env.Kubectl(ctx, svc.Kubeconfig, "apply", "-f", filepath.Join(examples, "publishedresource-certificates.yaml"))
+			g.Expect(err).NotTo(HaveOccurred())
+		})
 
-		By("binding the Service's export in the consumer workspace, accepting its claim on Secrets")
+		By("binding the Service's export in the consumer workspace, accepting its claims on Secrets and ConfigMaps")
 		apply(ctx, t.Kubeconfig, t.ClusterURL(consumer), `apiVersion: apis.kcp.io/v1alpha1
 kind: APIBinding
 metadata:
@@ -182,6 +164,7 @@ spec:
     export: {path: `+provider+`, name: certs.example.corp}
   permissionClaims:
   - {resource: secrets, all: true, state: Accepted}
+  - {resource: configmaps, all: true, state: Accepted}
 `)
 		up, err := t.Dynamic(consumer)
 		Expect(err).NotTo(HaveOccurred())

@@ -27,14 +27,14 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build the binaries (tessera, tessera-front-proxy, tessera-cache-server, tessera-virtual-workspaces, tessera-syncer, kubectl plugins) into ./bin
+build: ## Build the binaries (tessera, tessera-front-proxy, tessera-cache-server, tessera-virtual-workspaces, tessera-syncer, tessera-servlet, kubectl plugins) into ./bin
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 # Images: one per binary, the static binary on an empty base, built from Go
 # (hack/images) without a daemon, a registry or a base image.
 IMAGES_DIR ?= $(BIN)/images
 IMAGE_REPOSITORY ?= ghcr.io/tessera-dev
-IMAGE_BINARIES := tessera tessera-front-proxy tessera-cache-server tessera-virtual-workspaces tessera-syncer
+IMAGE_BINARIES := tessera tessera-front-proxy tessera-cache-server tessera-virtual-workspaces tessera-syncer tessera-servlet
 
 .PHONY: images
 images: build ## Build the container images as tarballs under ./bin/images (docker load, kind load image-archive, ctr images import)

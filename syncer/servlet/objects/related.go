@@ -1,0 +1,128 @@
+package objects
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/dynamic"
+
+	servicesv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/services/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/reconciler"
+	"github.com/tessera-dev/tessera/syncer/servlet/published"
+)
+
+// relatedContent are the fields of related objects that are copied.
+var relatedContent = []string{"data", "binaryData", "stringData", "type", "immutable"}
+
+// syncRelated copies each related object of the pair (remote, local) from
+// its origin to the other side, by the names its reference evaluates to
+// on each side. It tells whether one is not there yet (to look again).
+func (s *objectSync) syncRelated(ctx context.Context, remote, local *unstructured.Unstructured, remoteClients dynamic.Interface) (missing bool, err error) {
+	var failed, refused []error
+	for _, rel := range s.target.PublishedResource.Spec.Related {
+		gvr := published.RelatedResources[rel.Kind]
+		remoteNS, remoteName, err := published.RelatedName(remote, rel.Reference)
+		if err != nil {
+			return false, fmt.Errorf("related %s in the platform: %w", rel.Identifier, err)
+		}
+		localNS, localName, err := published.RelatedName(local, rel.Reference)
+		if err != nil {
+			return false, fmt.Errorf("related %s on the service cluster: %w", rel.Identifier, err)
+		}
+		if remoteName == "" || localName == "" {
+			missing = true
+			continue
+		}
+		from, to := s.service.Resource(gvr).Namespace(localNS), remoteClients.Resource(gvr).Namespace(remoteNS)
+		fromName, toName, toNS := localName, remoteName, remoteNS
+		if rel.Origin == servicesv1alpha1.RelatedResourceOriginPlatform {
+			from, to = remoteClients.Resource(gvr).Namespace(remoteNS), s.service.Resource(gvr).Namespace(localNS)
+			fromName, toName, toNS = remoteName, localName, localNS
+		}
+		src, err := from.Get(ctx, fromName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			missing = true
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading related %s %s: %w", rel.Identifier, fromName, err)
+		}
+		if err := copyRelated(ctx, src, to, toNS, toName, rel.Identifier); err != nil {
+			// The others are still copied.
+			err = fmt.Errorf("copying related %s to %s/%s: %w", rel.Identifier, toNS, toName, err)
+			if reconciler.IsTerminal(err) {
+				refused = append(refused, err)
+			} else {
+				failed = append(failed, err)
+			}
+		}
+	}
+	if len(failed) > 0 {
+		return missing, utilerrors.NewAggregate(append(failed, refused...))
+	}
+	if len(refused) > 0 {
+		return missing, reconciler.TerminalError(utilerrors.NewAggregate(refused))
+	}
+	return missing, nil
+}
+
+// copyRelated creates or updates the copy of src named name, with src's
+// content, labels and annotations (less the logical cluster's), marked
+// with AnnotationRelated. An object of that name the servlet did not make
+// is not overwritten: that is a terminal error until the next event.
+func copyRelated(ctx context.Context, src *unstructured.Unstructured, to dynamic.ResourceInterface, namespace, name, identifier string) error {
+	want := &unstructured.Unstructured{Object: map[string]any{"apiVersion": src.GetAPIVersion(), "kind": src.GetKind()}}
+	for _, f := range relatedContent {
+		if v, ok := src.Object[f]; ok {
+			want.Object[f] = v
+		}
+	}
+	want = want.DeepCopy()
+	want.SetNamespace(namespace)
+	want.SetName(name)
+	want.SetLabels(src.GetLabels())
+	annotations := maps.Clone(src.GetAnnotations())
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	delete(annotations, "kcp.io/cluster")
+	annotations[AnnotationRelated] = identifier
+	want.SetAnnotations(annotations)
+
+	have, err := to.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = to.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if _, ours := have.GetAnnotations()[AnnotationRelated]; !ours {
+		return reconciler.TerminalError(fmt.Errorf("%s/%s exists and was not made by the servlet: not overwritten", namespace, name))
+	}
+	same := true
+	for _, f := range relatedContent {
+		if !equality.Semantic.DeepEqual(have.Object[f], want.Object[f]) {
+			same = false
+		}
+	}
+	if same {
+		return nil
+	}
+	updated := have.DeepCopy()
+	for _, f := range relatedContent {
+		if v, ok := want.Object[f]; ok {
+			updated.Object[f] = v
+		} else {
+			delete(updated.Object, f)
+		}
+	}
+	_, err = to.Update(ctx, updated, metav1.UpdateOptions{})
+	return err
+}

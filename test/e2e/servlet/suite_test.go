@@ -1,0 +1,19 @@
+// Package servlete2e runs tessera-servlet for real: a Tessera shard, a
+// kwok-backed service cluster (real kube-apiserver) with a cert-manager-like
+// Certificate CRD, and the tessera-servlet binary as a process that
+// publishes it into a provider workspace as Zertifikat and syncs the
+// objects of a consumer workspace. The spec plays the service's controller
+// itself (status and the Secret), since kwok runs no containers.
+package servlete2e
+
+import (
+	"testing"
+
+	"github.com/tessera-dev/tessera/test/e2e/framework"
+)
+
+var env = framework.Setup("servlet")
+
+func TestServlet(t *testing.T) {
+	framework.RunSuite(t, "Servlet e2e")
+}

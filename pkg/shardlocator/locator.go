@@ -19,9 +19,12 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/rest"
 
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
+	"github.com/tessera-dev/tessera/pkg/client/informers"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 )
 
@@ -148,4 +151,22 @@ func (c *client) holds(ctx context.Context, cluster logicalcluster.Name) bool {
 	}
 	defer resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+// OtherShards returns Config.Shards over root's Shard objects of an
+// informer: those with a base URL, but own.
+func OtherShards(shards informers.Informer[*corev1alpha1.Shard], own string) func() []Shard {
+	return func() []Shard {
+		list, err := shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
+		if err != nil {
+			return nil
+		}
+		out := make([]Shard, 0, len(list))
+		for _, sh := range list {
+			if sh.Name != own && sh.Spec.BaseURL != "" {
+				out = append(out, Shard{Name: sh.Name, BaseURL: sh.Spec.BaseURL})
+			}
+		}
+		return out
+	}
 }

@@ -7,7 +7,6 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -23,7 +22,6 @@ import (
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
 	kcpclient "github.com/tessera-dev/tessera/pkg/client/kcp"
-	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster/paths"
 	"github.com/tessera-dev/tessera/pkg/shardlocator"
 	"github.com/tessera-dev/tessera/shard/certs"
@@ -67,19 +65,7 @@ type cacheState struct {
 // certificate.
 func newShardLocator(own string, shards informers.Informer[*corev1alpha1.Shard], files certs.Files) *shardlocator.Locator {
 	return shardlocator.New(shardlocator.Config{
-		Shards: func() []shardlocator.Shard {
-			list, err := shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
-			if err != nil {
-				return nil
-			}
-			out := make([]shardlocator.Shard, 0, len(list))
-			for _, sh := range list {
-				if sh.Name != own && sh.Spec.BaseURL != "" {
-					out = append(out, shardlocator.Shard{Name: sh.Name, BaseURL: sh.Spec.BaseURL})
-				}
-			}
-			return out
-		},
+		Shards: shardlocator.OtherShards(shards, own),
 		Admin: &rest.Config{TLSClientConfig: rest.TLSClientConfig{
 			CAFile: files.CA.CertFile, CertFile: files.ShardClient.CertFile, KeyFile: files.ShardClient.KeyFile,
 		}},

@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -118,19 +117,7 @@ func (r *replicas) authorizationClient(cluster logicalcluster.Name) (rest.Interf
 // replicas name, asking them as admin does.
 func (r *replicas) locator(admin *rest.Config) *shardlocator.Locator {
 	return shardlocator.New(shardlocator.Config{
-		Shards: func() []shardlocator.Shard {
-			list, err := r.shards.Lister().Cluster(logicalcluster.Root).List(labels.Everything())
-			if err != nil {
-				return nil
-			}
-			out := make([]shardlocator.Shard, 0, len(list))
-			for _, sh := range list {
-				if sh.Name != r.own && sh.Spec.BaseURL != "" {
-					out = append(out, shardlocator.Shard{Name: sh.Name, BaseURL: sh.Spec.BaseURL})
-				}
-			}
-			return out
-		},
-		Admin: admin,
+		Shards: shardlocator.OtherShards(r.shards, r.own),
+		Admin:  admin,
 	})
 }

@@ -66,12 +66,14 @@ func startServlet(t *testing.T, s *framework.Shard, service, provider logicalclu
 // the status a controller writes there comes back, and so does the
 // related Secret it makes, while a related ConfigMap the user makes goes
 // down under its regex-rewritten name, and a Secret of the user's that
-// holds a related name is left alone; a servlet killed and
+// holds a related name is left alone; related objects are watched (a
+// change or a deleted copy is followed within seconds); a servlet killed and
 // restarted after changes on both sides neither duplicates nor loses
 // anything; a copy whose labels were mangled is adopted, not duplicated;
 // a copy deleted on the service cluster is made again; a name taken by a
 // foreign object is reported and the object left alone; a Zertifikat
-// deleted in the workspace takes its copy with it.
+// deleted in the workspace takes its copy and the copies of its related
+// objects with it, leaving the originals.
 func TestServletSyncs(t *testing.T) {
 	s := framework.StartShard(t)
 	service, provider, consumer, _ := servletWorkspaces(t, s, servletCRD("cert-manager.io", "Certificate", "certificates"))
@@ -184,6 +186,36 @@ func TestServletSyncs(t *testing.T) {
 		return string(secret.Data["tls.crt"]) == "CERT" && secret.Type == corev1.SecretTypeTLS && cm.Data["duration"] == "90d", nil
 	})
 
+	// Related objects are watched on both sides: a change at the origin
+	// follows, and a copy deleted is made again, within seconds (not at a
+	// resync).
+	svcSecrets, userSecrets := kube(t, s, service).CoreV1().Secrets("kube-system"), kube(t, s, consumer).CoreV1().Secrets("default")
+	if _, err := svcSecrets.Update(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-cert"}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte("CERT2"), "tls.key": []byte("KEY")},
+	}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the changed Secret in the workspace", func(ctx context.Context) (bool, error) {
+		secret, err := userSecrets.Get(ctx, "my-cert", metav1.GetOptions{})
+		return err == nil && string(secret.Data["tls.crt"]) == "CERT2", nil
+	})
+	if err := userSecrets.Delete(t.Context(), "my-cert", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the deleted Secret copy made again", func(ctx context.Context) (bool, error) {
+		secret, err := userSecrets.Get(ctx, "my-cert", metav1.GetOptions{})
+		return err == nil && string(secret.Data["tls.crt"]) == "CERT2", nil
+	})
+	settings, _ := json.Marshal(map[string]any{"data": map[string]any{"duration": "30d"}})
+	if _, err := kube(t, s, consumer).CoreV1().ConfigMaps("default").Patch(t.Context(), "my-cert-settings", types.MergePatchType, settings, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the changed ConfigMap on the service cluster", func(ctx context.Context) (bool, error) {
+		cm, err := kube(t, s, service).CoreV1().ConfigMaps("kube-system").Get(ctx, "my-cert-settings", metav1.GetOptions{})
+		return err == nil && cm.Data["duration"] == "30d", nil
+	})
+
 	// A Secret of the user's that holds a related name is not overwritten;
 	// the other related object is still copied.
 	if _, err := kube(t, s, consumer).CoreV1().Secrets("default").Create(t.Context(), &corev1.Secret{
@@ -269,15 +301,40 @@ func TestServletSyncs(t *testing.T) {
 		t.Errorf("the foreign Certificate was changed: %v %v", err, c)
 	}
 
-	// Deleted in the workspace: the copy goes, then the Zertifikat.
+	// Deleted in the workspace: the copy goes, with the copies of its
+	// related objects on both sides, then the Zertifikat. The originals
+	// stay. (my-cert's secretName is "renamed" since the failover.)
+	if _, err := svcSecrets.Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "renamed"}, Data: map[string][]byte{"tls.crt": []byte("CERT3")},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube(t, s, consumer).CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "renamed-settings"}, Data: map[string]string{"duration": "7d"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the related copies of the renamed Zertifikat", func(ctx context.Context) (bool, error) {
+		_, errSecret := userSecrets.Get(ctx, "renamed", metav1.GetOptions{})
+		_, errCM := kube(t, s, service).CoreV1().ConfigMaps("kube-system").Get(ctx, "renamed-settings", metav1.GetOptions{})
+		return errSecret == nil && errCM == nil, nil
+	})
 	if err := zerts.Delete(t.Context(), "my-cert", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the copy and the Zertifikat to go", func(ctx context.Context) (bool, error) {
+	eventually(t, 30*time.Second, "the copies and the Zertifikat to go", func(ctx context.Context) (bool, error) {
 		_, errLocal := certs.Get(ctx, localName("my-cert"), metav1.GetOptions{})
 		_, errRemote := zerts.Get(ctx, "my-cert", metav1.GetOptions{})
-		return apierrors.IsNotFound(errLocal) && apierrors.IsNotFound(errRemote), nil
+		_, errSecret := userSecrets.Get(ctx, "renamed", metav1.GetOptions{})
+		_, errCM := kube(t, s, service).CoreV1().ConfigMaps("kube-system").Get(ctx, "renamed-settings", metav1.GetOptions{})
+		return apierrors.IsNotFound(errLocal) && apierrors.IsNotFound(errRemote) && apierrors.IsNotFound(errSecret) && apierrors.IsNotFound(errCM), nil
 	})
+	if _, err := svcSecrets.Get(t.Context(), "renamed", metav1.GetOptions{}); err != nil {
+		t.Errorf("the service's own Secret went with the Zertifikat: %v", err)
+	}
+	if _, err := kube(t, s, consumer).CoreV1().ConfigMaps("default").Get(t.Context(), "renamed-settings", metav1.GetOptions{}); err != nil {
+		t.Errorf("the user's own ConfigMap went with the Zertifikat: %v", err)
+	}
 }
 
 // servletExample returns a manifest of deploy/servlet/examples.

@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apiextensionsv1client "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	servicesv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/services/v1alpha1"
@@ -97,8 +98,9 @@ func runServletPublisher(t *testing.T, s *framework.Shard, service, platform log
 // Zertifikat projection of a Certificate CRD becomes an APIResourceSchema
 // of the Service's APIExport, which a consumer binds and then lists
 // Zertifikate with kubectl. A changed CRD gets a new schema, a second
-// PublishedResource joins the export and leaves it when deleted, and an
-// invalid one is reported in its Ready condition and not published.
+// PublishedResource joins the export and leaves it when deleted, an
+// invalid one is reported in its Ready condition and not published, and a
+// new API group of the Service is published at once.
 func TestServletPublishes(t *testing.T) {
 	s := framework.StartShard(t)
 	service, provider, consumer, crds := servletWorkspaces(t, s,
@@ -231,6 +233,23 @@ spec:
 		t.Fatal(err)
 	}
 	exported("the Issuer schema to leave the export", func(l []string) bool { return slices.Equal(l, []string{second}) })
+
+	// The Service is watched: a new API group is published at once, as an
+	// export of that name.
+	applyEventually(t, s, provider, `apiVersion: core.kdp.k8c.io/v1alpha1
+kind: Service
+metadata:
+  name: certificate-management
+spec:
+  apiGroup: certs2.example.corp
+`)
+	eventually(t, 15*time.Second, "the export of the Service's new API group", func(ctx context.Context) (bool, error) {
+		e, err := exports.Get(ctx, "certs2.example.corp", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil && len(e.Spec.LatestResourceSchemas) == 1 && strings.HasSuffix(e.Spec.LatestResourceSchemas[0], ".zertifikate.certs2.example.corp"), err
+	})
 }
 
 // waitPublished waits until the PublishedResource name satisfies cond, and

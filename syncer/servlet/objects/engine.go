@@ -11,13 +11,15 @@
 // Service's APIExport claims secrets and configmaps, so consumers must
 // accept those claims in their APIBinding).
 //
-// Related objects are not watched (that would take an informer of every
-// Secret of every consumer): they are read when their main object changes,
-// every 2 seconds while one is missing, and every minute after.
+// Related objects are watched on both sides, metadata only: one informer
+// per related kind on the service cluster and one per kind and endpoint in
+// the platform. When the main object goes, the copies of its related
+// objects the servlet made go with it.
 //
 // One Engine per published resource: one wildcard informer per virtual
-// workspace endpoint (one per shard) and one informer of the local copies;
-// nothing is started per workspace or per object.
+// workspace endpoint (one per shard), one informer of the local copies,
+// and the related informers; nothing is started per workspace or per
+// object.
 package objects
 
 import (
@@ -73,8 +75,10 @@ type Engine struct {
 	target Target
 	remote []remoteSource
 	local  cache.SharedIndexInformer
-	ctrl   *reconciler.Controller
-	r      *objectSync
+	// related are the informers of related objects, both sides.
+	related []cache.SharedIndexInformer
+	ctrl    *reconciler.Controller
+	r       *objectSync
 }
 
 const indexRemote = "remote"
@@ -115,6 +119,9 @@ func NewEngine(target Target, platform *rest.Config, endpoints []string, service
 	if err := e.ctrl.Watch(e.local, reconciler.EnqueueMappedHandler(e.ctrl, remoteKeyOf)); err != nil {
 		return nil, err
 	}
+	if err := e.watchRelated(service); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -126,6 +133,9 @@ func (e *Engine) Run(ctx context.Context) {
 		go src.informer.RunWithContext(ctx)
 	}
 	go e.local.RunWithContext(ctx)
+	for _, inf := range e.related {
+		go inf.RunWithContext(ctx)
+	}
 	go func() {
 		syncs := []cache.InformerSynced{e.local.HasSynced}
 		for _, src := range e.remote {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -31,14 +30,6 @@ type objectSync struct {
 	kube    kubernetes.Interface
 }
 
-// Related objects are not watched: they are looked at on every event of
-// their main object, after relatedRetry while one is not there yet, and
-// every relatedResync.
-const (
-	relatedRetry  = 2 * time.Second
-	relatedResync = time.Minute
-)
-
 func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
 	r := published.Remote{Cluster: key.Cluster.String(), Namespace: key.Namespace, Name: key.Name}
 	// Phase 1: find the local object by its labels.
@@ -53,6 +44,13 @@ func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconci
 	// Phase 2: deletion. A remote object gone, being deleted or no longer
 	// selected loses its local copies, then the finalizer.
 	if remote == nil {
+		// The platform side's copies went with the platform object's
+		// workspace or were never made; only local ones are left.
+		for _, l := range locals {
+			if err := s.deleteRelatedCopies(ctx, nil, l, nil); err != nil {
+				return reconciler.Result{}, err
+			}
+		}
 		return reconciler.Result{}, s.deleteLocals(ctx, locals)
 	}
 	remoteClient := src.clients.Cluster(key.Cluster).Resource(s.target.Remote).Namespace(key.Namespace)
@@ -61,6 +59,11 @@ func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconci
 			return reconciler.Result{}, nil
 		}
 		if len(locals) > 0 {
+			for _, l := range locals {
+				if err := s.deleteRelatedCopies(ctx, remote, l, src.clients.Cluster(key.Cluster)); err != nil {
+					return reconciler.Result{}, err
+				}
+			}
 			return reconciler.Result{}, s.deleteLocals(ctx, locals)
 		}
 		return reconciler.Result{}, s.removeFinalizer(ctx, remoteClient, remote)
@@ -103,18 +106,12 @@ func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconci
 		}
 	}
 
-	// Phase 5: related objects, both ways.
+	// Phase 5: related objects, both ways. One not there yet, or not
+	// named yet, is copied on the event that brings it.
 	if len(s.target.PublishedResource.Spec.Related) == 0 {
 		return reconciler.Result{}, nil
 	}
-	missing, err := s.syncRelated(ctx, remote, local, src.clients.Cluster(key.Cluster))
-	if err != nil {
-		return reconciler.Result{}, err
-	}
-	if missing {
-		return reconciler.Result{RequeueAfter: relatedRetry}, nil
-	}
-	return reconciler.Result{RequeueAfter: relatedResync}, nil
+	return reconciler.Result{}, s.syncRelated(ctx, remote, local, src.clients.Cluster(key.Cluster))
 }
 
 // selected tells whether the PublishedResource's filter selects remote.

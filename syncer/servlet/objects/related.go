@@ -22,21 +22,20 @@ var relatedContent = []string{"data", "binaryData", "stringData", "type", "immut
 
 // syncRelated copies each related object of the pair (remote, local) from
 // its origin to the other side, by the names its reference evaluates to
-// on each side. It tells whether one is not there yet (to look again).
-func (s *objectSync) syncRelated(ctx context.Context, remote, local *unstructured.Unstructured, remoteClients dynamic.Interface) (missing bool, err error) {
+// on each side. One not there or not named yet is skipped.
+func (s *objectSync) syncRelated(ctx context.Context, remote, local *unstructured.Unstructured, remoteClients dynamic.Interface) error {
 	var failed, refused []error
 	for _, rel := range s.target.PublishedResource.Spec.Related {
 		gvr := published.RelatedResources[rel.Kind]
 		remoteNS, remoteName, err := published.RelatedName(remote, rel.Reference)
 		if err != nil {
-			return false, fmt.Errorf("related %s in the platform: %w", rel.Identifier, err)
+			return fmt.Errorf("related %s in the platform: %w", rel.Identifier, err)
 		}
 		localNS, localName, err := published.RelatedName(local, rel.Reference)
 		if err != nil {
-			return false, fmt.Errorf("related %s on the service cluster: %w", rel.Identifier, err)
+			return fmt.Errorf("related %s on the service cluster: %w", rel.Identifier, err)
 		}
 		if remoteName == "" || localName == "" {
-			missing = true
 			continue
 		}
 		from, to := s.service.Resource(gvr).Namespace(localNS), remoteClients.Resource(gvr).Namespace(remoteNS)
@@ -47,11 +46,10 @@ func (s *objectSync) syncRelated(ctx context.Context, remote, local *unstructure
 		}
 		src, err := from.Get(ctx, fromName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			missing = true
 			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("reading related %s %s: %w", rel.Identifier, fromName, err)
+			return fmt.Errorf("reading related %s %s: %w", rel.Identifier, fromName, err)
 		}
 		if err := copyRelated(ctx, src, to, toNS, toName, rel.Identifier); err != nil {
 			// The others are still copied.
@@ -64,12 +62,51 @@ func (s *objectSync) syncRelated(ctx context.Context, remote, local *unstructure
 		}
 	}
 	if len(failed) > 0 {
-		return missing, utilerrors.NewAggregate(append(failed, refused...))
+		return utilerrors.NewAggregate(append(failed, refused...))
 	}
 	if len(refused) > 0 {
-		return missing, reconciler.TerminalError(utilerrors.NewAggregate(refused))
+		return reconciler.TerminalError(utilerrors.NewAggregate(refused))
 	}
-	return missing, nil
+	return nil
+}
+
+// deleteRelatedCopies deletes the copies the servlet made of the related
+// objects of the pair (remote, local), on the side opposite each origin:
+// in the platform with remote and remoteClients, on the service cluster
+// with local. A nil remote skips the platform side. Objects the servlet
+// did not make (without AnnotationRelated of the identifier) stay.
+func (s *objectSync) deleteRelatedCopies(ctx context.Context, remote, local *unstructured.Unstructured, remoteClients dynamic.Interface) error {
+	for _, rel := range s.target.PublishedResource.Spec.Related {
+		gvr := published.RelatedResources[rel.Kind]
+		side, client := local, dynamic.Interface(s.service)
+		if rel.Origin != servicesv1alpha1.RelatedResourceOriginPlatform {
+			side, client = remote, remoteClients
+		}
+		if side == nil {
+			continue
+		}
+		namespace, name, err := published.RelatedName(side, rel.Reference)
+		if err != nil || name == "" {
+			continue
+		}
+		to := client.Resource(gvr).Namespace(namespace)
+		have, err := to.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the copy of related %s %s/%s: %w", rel.Identifier, namespace, name, err)
+		}
+		if have.GetAnnotations()[AnnotationRelated] != rel.Identifier {
+			continue
+		}
+		uid := have.GetUID()
+		err = to.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting the copy of related %s %s/%s: %w", rel.Identifier, namespace, name, err)
+		}
+	}
+	return nil
 }
 
 // copyRelated creates or updates the copy of src named name, with src's

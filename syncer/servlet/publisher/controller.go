@@ -6,14 +6,14 @@
 // name; a deleted PublishedResource leaves the export. Old schemas stay
 // (they are immutable and may still be bound).
 //
-// It watches PublishedResources and CRDs of the service cluster, one
-// informer each, and reconciles them together under one queue key.
+// It watches PublishedResources and CRDs of the service cluster and the
+// Service in the platform workspace, one informer each, and reconciles
+// them together under one queue key.
 package publisher
 
 import (
 	"context"
 	"fmt"
-	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
@@ -42,10 +43,6 @@ var (
 	ServicesGVR           = kdpcorev1alpha1.SchemeGroupVersion.WithResource("services")
 )
 
-// resync reconciles again after this long without events, to follow a
-// Service whose API group changed (the platform side is not watched).
-const resync = 5 * time.Minute
-
 // Publisher publishes the PublishedResources of a service cluster into the
 // workspace of a Service.
 type Publisher struct {
@@ -54,6 +51,7 @@ type Publisher struct {
 	controller   *reconciler.Controller
 	publishing   *publishing
 	published    cache.SharedIndexInformer
+	service      cache.SharedIndexInformer
 	crdFactory   apiextensionsinformers.SharedInformerFactory
 }
 
@@ -86,15 +84,22 @@ func New(service, platform *rest.Config, serviceName string) (*Publisher, error)
 		serviceCRDs:  serviceCRDs,
 		platformCRDs: platformCRDs,
 		published:    dynamicinformer.NewFilteredDynamicInformer(serviceDynamic, PublishedResourcesGVR, "", 0, cache.Indexers{}, nil).Informer(),
-		crdFactory:   apiextensionsinformers.NewSharedInformerFactory(serviceCRDs, 0),
+		service: dynamicinformer.NewFilteredDynamicInformer(platformDynamic, ServicesGVR, "", 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", serviceName).String()
+		}).Informer(),
+		crdFactory: apiextensionsinformers.NewSharedInformerFactory(serviceCRDs, 0),
 	}
 	crdLister := p.crdFactory.Apiextensions().V1().CustomResourceDefinitions().Lister()
 	r := &publishing{
 		apiGroup: func(ctx context.Context) (string, error) {
-			u, err := platformDynamic.Resource(ServicesGVR).Get(ctx, serviceName, metav1.GetOptions{})
+			obj, ok, err := p.service.GetStore().GetByKey(serviceName)
 			if err != nil {
-				return "", fmt.Errorf("reading Service %s: %w", serviceName, err)
+				return "", err
 			}
+			if !ok {
+				return "", fmt.Errorf("Service %s not found in the platform workspace", serviceName)
+			}
+			u := obj.(*unstructured.Unstructured)
 			s := &kdpcorev1alpha1.Service{}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
 				return "", err
@@ -139,7 +144,7 @@ func New(service, platform *rest.Config, serviceName string) (*Publisher, error)
 	}
 	p.publishing = r
 	p.controller = reconciler.New("servlet-publisher", reconciler.Func(func(ctx context.Context, _ reconciler.Key) (reconciler.Result, error) {
-		return reconciler.Result{RequeueAfter: resync}, r.reconcile(ctx)
+		return reconciler.Result{}, r.reconcile(ctx)
 	}), reconciler.Options{Workers: 1})
 	enqueue := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { p.controller.Enqueue(reconciler.Key{}) },
@@ -150,6 +155,9 @@ func New(service, platform *rest.Config, serviceName string) (*Publisher, error)
 		return nil, err
 	}
 	if err := p.controller.Watch(p.crdFactory.Apiextensions().V1().CustomResourceDefinitions().Informer(), enqueue); err != nil {
+		return nil, err
+	}
+	if err := p.controller.Watch(p.service, enqueue); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -171,6 +179,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 		return fmt.Errorf("in the platform workspace: %w", err)
 	}
 	go p.published.RunWithContext(ctx)
+	go p.service.RunWithContext(ctx)
 	p.crdFactory.Start(ctx.Done())
 	defer p.crdFactory.Shutdown()
 	p.controller.Enqueue(reconciler.Key{})

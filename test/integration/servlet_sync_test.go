@@ -364,3 +364,69 @@ func patchSecret(t *testing.T, c interface {
 		t.Fatal(err)
 	}
 }
+
+// TestServletProjectsScope syncs a projection that changes the scope: a
+// namespaced Issuer CRD of the service cluster published as a
+// cluster-scoped Aussteller. An Aussteller created in the consumer's
+// workspace is copied into the namespace the naming gives, its status
+// comes back, and deleting it deletes the copy.
+func TestServletProjectsScope(t *testing.T) {
+	s := framework.StartShard(t)
+	service, provider, consumer, _ := servletWorkspaces(t, s, servletCRD("cert-manager.io", "Issuer", "issuers"))
+	startServlet(t, s, service, provider, "replica-a")
+	applyEventually(t, s, provider, servletExample(t, "service.yaml"))
+	applyEventually(t, s, service, `apiVersion: services.kdp.k8c.io/v1alpha1
+kind: PublishedResource
+metadata:
+  name: publish-issuers
+spec:
+  resource: {kind: Issuer, apiGroup: cert-manager.io, version: v1}
+  naming: {namespace: issuers, name: "$remoteClusterName-$remoteName"}
+  projection: {kind: Aussteller, plural: Aussteller, scope: Cluster}
+`)
+	eventually(t, 30*time.Second, "the APIExport certs.example.corp", func(ctx context.Context) (bool, error) {
+		e, err := kcpClient(t, s, provider).APIExports().Get(ctx, "certs.example.corp", metav1.GetOptions{})
+		return err == nil && len(e.Spec.LatestResourceSchemas) == 1, nil
+	})
+	createBinding(t, s, consumer, "certs", "root:provider", "certs.example.corp")
+	waitBound(t, s, consumer, "certs")
+
+	aussteller := dynamicClient(t, s, consumer).Resource(schema.GroupVersionResource{Group: "certs.example.corp", Version: "v1", Resource: "aussteller"})
+	issuers := dynamicClient(t, s, service).Resource(schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}).Namespace("issuers")
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "certs.example.corp/v1", "kind": "Aussteller",
+		"metadata": map[string]any{"name": "corp-ca"},
+		"spec":     map[string]any{"secretName": "ca"},
+	}}
+	eventually(t, 30*time.Second, "creating the cluster-scoped Aussteller", func(ctx context.Context) (bool, error) {
+		_, err := aussteller.Create(ctx, obj, metav1.CreateOptions{})
+		return err == nil, err
+	})
+	localName := string(consumer) + "-corp-ca"
+	var issuer *unstructured.Unstructured
+	eventually(t, 30*time.Second, "the namespaced copy", func(ctx context.Context) (bool, error) {
+		var err error
+		issuer, err = issuers.Get(ctx, localName, metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if r, ok := objects.RemoteOf(issuer.GetLabels(), issuer.GetAnnotations()); !ok || r != (published.Remote{Cluster: string(consumer), Name: "corp-ca"}) {
+		t.Errorf("the copy's labels %v do not name the cluster-scoped Aussteller", issuer.GetLabels())
+	}
+	status := map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	issuer.Object["status"] = status
+	if _, err := issuers.UpdateStatus(t.Context(), issuer, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the status back on the Aussteller", func(ctx context.Context) (bool, error) {
+		a, err := aussteller.Get(ctx, "corp-ca", metav1.GetOptions{})
+		return err == nil && equality.Semantic.DeepEqual(a.Object["status"], status), err
+	})
+	if err := aussteller.Delete(t.Context(), "corp-ca", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the copy and the Aussteller to go", func(ctx context.Context) (bool, error) {
+		_, errLocal := issuers.Get(ctx, localName, metav1.GetOptions{})
+		_, errRemote := aussteller.Get(ctx, "corp-ca", metav1.GetOptions{})
+		return apierrors.IsNotFound(errLocal) && apierrors.IsNotFound(errRemote), nil
+	})
+}

@@ -67,7 +67,8 @@ func startServlet(t *testing.T, s *framework.Shard, service, provider logicalclu
 // related Secret it makes, while a related ConfigMap the user makes goes
 // down under its regex-rewritten name, and a Secret of the user's that
 // holds a related name is left alone; related objects are watched (a
-// change or a deleted copy is followed within seconds); a servlet killed and
+// change, or a copy deleted or changed, is followed within seconds); a
+// servlet killed and
 // restarted after changes on both sides neither duplicates nor loses
 // anything; a copy whose labels were mangled is adopted, not duplicated;
 // a copy deleted on the service cluster is made again; a name taken by a
@@ -204,6 +205,14 @@ func TestServletSyncs(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the deleted Secret copy made again", func(ctx context.Context) (bool, error) {
+		secret, err := userSecrets.Get(ctx, "my-cert", metav1.GetOptions{})
+		return err == nil && string(secret.Data["tls.crt"]) == "CERT2", nil
+	})
+	tamper, _ := json.Marshal(map[string]any{"data": map[string]any{"tls.crt": "Rm9yZ2Vk"}})
+	if _, err := userSecrets.Patch(t.Context(), "my-cert", types.MergePatchType, tamper, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the changed Secret copy made as the original again", func(ctx context.Context) (bool, error) {
 		secret, err := userSecrets.Get(ctx, "my-cert", metav1.GetOptions{})
 		return err == nil && string(secret.Data["tls.crt"]) == "CERT2", nil
 	})

@@ -68,6 +68,9 @@ type Target struct {
 type remoteSource struct {
 	clients  *clusters.DynamicClusterClient
 	informer cache.SharedIndexInformer
+	// related are the informers of related objects at this endpoint, by
+	// kind.
+	related map[string]cache.SharedIndexInformer
 }
 
 // Engine syncs the objects of one published resource.
@@ -75,10 +78,12 @@ type Engine struct {
 	target Target
 	remote []remoteSource
 	local  cache.SharedIndexInformer
-	// related are the informers of related objects, both sides.
-	related []cache.SharedIndexInformer
-	ctrl    *reconciler.Controller
-	r       *objectSync
+	// related are the informers of related objects, both sides;
+	// relatedLocal those of the service cluster, by kind.
+	related      []cache.SharedIndexInformer
+	relatedLocal map[string]cache.SharedIndexInformer
+	ctrl         *reconciler.Controller
+	r            *objectSync
 }
 
 const indexRemote = "remote"

@@ -30,6 +30,9 @@ const (
 	// identifier of its related resource; an object without it is never
 	// overwritten.
 	AnnotationRelated = "servlet.kdp.k8c.io/related"
+	// AnnotationRelatedSource is the resourceVersion of the original a
+	// related copy was last made from.
+	AnnotationRelatedSource = "servlet.kdp.k8c.io/related-source-version"
 	// Finalizer holds a platform object until its local copy is gone.
 	Finalizer = "servlet.kdp.k8c.io/cleanup"
 )

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -28,6 +29,10 @@ type objectSync struct {
 	local   dynamic.NamespaceableResourceInterface
 	service dynamic.Interface
 	kube    kubernetes.Interface
+	// copies holds the resourceVersion of each related copy as last
+	// written or checked, by relatedIndexKey: a copy changed by someone
+	// else is made again.
+	copies sync.Map
 }
 
 func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
@@ -111,7 +116,7 @@ func (s *objectSync) reconcile(ctx context.Context, key reconciler.Key) (reconci
 	if len(s.target.PublishedResource.Spec.Related) == 0 {
 		return reconciler.Result{}, nil
 	}
-	return reconciler.Result{}, s.syncRelated(ctx, remote, local, src.clients.Cluster(key.Cluster))
+	return reconciler.Result{}, s.syncRelated(ctx, remote, local, src)
 }
 
 // selected tells whether the PublishedResource's filter selects remote.

@@ -21,7 +21,10 @@ import (
 // whose references name it through an index of each main-object informer
 // (by the names the references evaluate to on that side), so a related
 // object that appears, changes or is deleted on either side has its main
-// object reconciled.
+// object reconciled. The same caches spare the requests of a reconcile
+// whose related copies are current: a copy records the resourceVersion of
+// the original it was made from (AnnotationRelatedSource), and only a
+// copy whose original has another one is read and written again.
 
 const indexRelated = "related"
 
@@ -76,6 +79,7 @@ func (e *Engine) watchRelated(service dynamic.Interface) error {
 	if len(kinds) == 0 {
 		return nil
 	}
+	e.relatedLocal = map[string]cache.SharedIndexInformer{}
 	if err := e.local.AddIndexers(cache.Indexers{indexRelated: e.relatedIndex(false)}); err != nil {
 		return err
 	}
@@ -83,6 +87,7 @@ func (e *Engine) watchRelated(service dynamic.Interface) error {
 		if err := e.remote[i].informer.AddIndexers(cache.Indexers{indexRelated: e.relatedIndex(true)}); err != nil {
 			return err
 		}
+		e.remote[i].related = map[string]cache.SharedIndexInformer{}
 	}
 	for _, kind := range kinds {
 		gvr := published.RelatedResources[kind]
@@ -96,6 +101,7 @@ func (e *Engine) watchRelated(service dynamic.Interface) error {
 		if err := e.ctrl.Watch(local, reconciler.EnqueueMappedHandler(e.ctrl, mapLocal)); err != nil {
 			return err
 		}
+		e.relatedLocal[kind] = local
 		e.related = append(e.related, local)
 		for i := range e.remote {
 			src := &e.remote[i]
@@ -113,6 +119,7 @@ func (e *Engine) watchRelated(service dynamic.Interface) error {
 			if err := e.ctrl.WatchUnsynced(remote, reconciler.EnqueueMappedHandler(e.ctrl, mapRemote)); err != nil {
 				return err
 			}
+			src.related[kind] = remote
 			e.related = append(e.related, remote)
 		}
 	}
@@ -154,4 +161,30 @@ func metadataOnly(obj any) (any, error) {
 	}}
 	out.SetManagedFields(nil)
 	return out, nil
+}
+
+// cachedMeta returns the object of key in informer's store, and whether
+// the store can tell: false while the informer has not synced (or there is
+// none), when only a request can.
+func cachedMeta(informer cache.SharedIndexInformer, key string) (obj *unstructured.Unstructured, known bool) {
+	if informer == nil || !informer.HasSynced() {
+		return nil, false
+	}
+	o, ok, err := informer.GetStore().GetByKey(key)
+	if err != nil {
+		return nil, false
+	}
+	if !ok {
+		return nil, true
+	}
+	u, _ := o.(*unstructured.Unstructured)
+	return u, u != nil
+}
+
+// localStoreKey is the store key of a service cluster object.
+func localStoreKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
 }

@@ -2,6 +2,7 @@ package servlete2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -14,8 +15,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tessera-dev/tessera/syncer/servlet/published"
@@ -59,12 +64,15 @@ spec:
 var _ = Describe("tessera-servlet", Ordered, Label("servlet"), func() {
 	var (
 		t        *framework.Tessera
-		svcKube  kubernetes.Interface
 		svcDyn   dynamic.Interface
 		consumer string // logical cluster
 		zerts    dynamic.ResourceInterface
 		args     []string
 		servlet  *process.Process
+		provider string // logical cluster
+		// stopFixture stops the service's fixture controller.
+		fixtureCtx  context.Context
+		stopFixture context.CancelFunc = func() {}
 	)
 	eventually := func(ctx context.Context, f func(Gomega)) {
 		GinkgoHelper()
@@ -120,16 +128,24 @@ var _ = Describe("tessera-servlet", Ordered, Label("servlet"), func() {
 		svc := pcs[0]
 		cfg, err := clientcmd.BuildConfigFromFlags("", svc.Kubeconfig)
 		Expect(err).NotTo(HaveOccurred())
-		svcKube, err = kubernetes.NewForConfig(cfg)
-		Expect(err).NotTo(HaveOccurred())
+		// Not client-go's 5 requests per second: the spec with 100
+		// workspaces polls many objects at once.
+		cfg.QPS, cfg.Burst = 100, 200
 		svcDyn, err = dynamic.NewForConfig(cfg)
 		Expect(err).NotTo(HaveOccurred())
 
-		By("installing the Certificate CRD on the service cluster")
+		By("installing the Certificate CRD on the service cluster and starting its fixture controller")
 		apply(ctx, svc.Kubeconfig, "", certificateCRD)
+		fixtureCtx, stopFixture = context.WithCancel(context.Background())
+		// Clients of its own, as a controller has.
+		fixtureDyn, err := dynamic.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		fixtureKube, err := kubernetes.NewForConfig(cfg)
+		Expect(err).NotTo(HaveOccurred())
+		go runFixtureController(fixtureCtx, fixtureDyn, fixtureKube)
 
 		By("creating the provider and consumer workspaces")
-		provider := createWorkspace(ctx, env.Name("provider"))
+		provider = createWorkspace(ctx, env.Name("provider"))
 		consumer = createWorkspace(ctx, env.Name("consumer"))
 
 		// The servlet reaches the provider's workspace with the admin's
@@ -178,6 +194,7 @@ spec:
 	})
 
 	AfterAll(func() {
+		stopFixture()
 		if servlet != nil {
 			Expect(servlet.Stop(10 * time.Second)).To(Succeed())
 		}
@@ -189,32 +206,88 @@ spec:
 			g.Expect(err).NotTo(HaveOccurred())
 		})
 		certs := svcDyn.Resource(certificates).Namespace("kube-system")
-		var cert *unstructured.Unstructured
 		eventually(ctx, func(g Gomega) {
-			var err error
-			cert, err = certs.Get(ctx, localName("my-cert"), metav1.GetOptions{})
+			cert, err := certs.Get(ctx, localName("my-cert"), metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
+			secretName, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
+			g.Expect(secretName).To(Equal("my-cert"))
 		})
 
-		By("playing the service's controller: status and the Secret")
-		cert.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-		_, err := certs.UpdateStatus(ctx, cert, metav1.UpdateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-		_, err = svcKube.CoreV1().Secrets("kube-system").Create(ctx, &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "my-cert"}, Data: map[string][]byte{"tls.crt": []byte("CERT")},
-		}, metav1.CreateOptions{})
-		Expect(err).NotTo(HaveOccurred())
-
+		By("the fixture controller's status and Secret coming back")
 		consumerKube, err := t.Client(consumer)
 		Expect(err).NotTo(HaveOccurred())
 		eventually(ctx, func(g Gomega) {
 			z, err := zerts.Get(ctx, "my-cert", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			ready, _, _ := unstructured.NestedSlice(z.Object, "status", "conditions")
-			g.Expect(ready).To(HaveLen(1))
+			g.Expect(ready(z)).To(BeTrue())
 			s, err := consumerKube.CoreV1().Secrets("default").Get(ctx, "my-cert", metav1.GetOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(string(s.Data["tls.crt"])).To(Equal("CERT"))
+			g.Expect(string(s.Data["tls.crt"])).To(Equal("CERT " + localName("my-cert")))
+		})
+	})
+
+	It("syncs 100 workspaces at once", func(ctx SpecContext) {
+		const n = 100
+		root, err := t.Dynamic("root")
+		Expect(err).NotTo(HaveOccurred())
+		names := make([]string, n)
+		for i := range names {
+			names[i] = env.Name(fmt.Sprintf("many-%03d", i))
+		}
+		start := time.Now()
+		errs := make(chan error, n)
+		sem := make(chan struct{}, 20)
+		for _, name := range names {
+			go func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				errs <- oneOfMany(ctx, t, root, provider, name, svcDyn)
+			}()
+		}
+		var failed []error
+		for range names {
+			if err := <-errs; err != nil {
+				failed = append(failed, err)
+			}
+		}
+		Expect(failed).To(BeEmpty())
+		GinkgoWriter.Printf("100 workspaces created, bound, and their Zertifikate synced down and back with status and Secret in %v\n", time.Since(start))
+	})
+
+	It("adopts a copy whose labels were mangled, and makes a deleted copy again", func(ctx SpecContext) {
+		certs := svcDyn.Resource(certificates).Namespace("kube-system")
+		eventually(ctx, func(g Gomega) {
+			_, err := zerts.Create(ctx, zertifikat("mangled"), metav1.CreateOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+		})
+		var uid types.UID
+		eventually(ctx, func(g Gomega) {
+			c, err := certs.Get(ctx, localName("mangled"), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			uid = c.GetUID()
+		})
+		_, err := certs.Patch(ctx, localName("mangled"), types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"servlet.kdp.k8c.io/remote-object-cluster":null,"servlet.kdp.k8c.io/remote-object-name-hash":"x"}}}`), metav1.PatchOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		eventually(ctx, func(g Gomega) {
+			c, err := certs.Get(ctx, localName("mangled"), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(c.GetUID()).To(Equal(uid))
+			g.Expect(c.GetLabels()).To(HaveKeyWithValue("servlet.kdp.k8c.io/remote-object-cluster", consumer))
+			g.Expect(c.GetLabels()).To(HaveKeyWithValue("servlet.kdp.k8c.io/remote-object-name-hash", published.Hash("mangled")))
+		})
+
+		By("deleting the copy on the service cluster: the workspace is the source of truth")
+		Expect(certs.Delete(ctx, localName("mangled"), metav1.DeleteOptions{})).To(Succeed())
+		eventually(ctx, func(g Gomega) {
+			c, err := certs.Get(ctx, localName("mangled"), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(c.GetUID()).NotTo(Equal(uid))
+		})
+		eventually(ctx, func(g Gomega) {
+			l, err := certs.List(ctx, metav1.ListOptions{LabelSelector: "servlet.kdp.k8c.io/remote-object-cluster=" + consumer})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(l.Items).To(HaveLen(2)) // my-cert and mangled
 		})
 	})
 
@@ -225,17 +298,24 @@ spec:
 		start()
 		certs := svcDyn.Resource(certificates).Namespace("kube-system")
 		eventually(ctx, func(g Gomega) {
-			l, err := certs.List(ctx, metav1.ListOptions{})
+			l, err := certs.List(ctx, metav1.ListOptions{LabelSelector: "servlet.kdp.k8c.io/remote-object-cluster=" + consumer})
 			g.Expect(err).NotTo(HaveOccurred())
 			var names []string
 			for _, c := range l.Items {
 				names = append(names, c.GetName())
 			}
-			g.Expect(names).To(ConsistOf(localName("my-cert"), localName("while-down")))
+			g.Expect(names).To(ConsistOf(localName("my-cert"), localName("mangled"), localName("while-down")))
+		})
+		eventually(ctx, func(g Gomega) {
+			z, err := zerts.Get(ctx, "while-down", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(ready(z)).To(BeTrue())
 		})
 	})
 
-	It("deletes the copy, then the Zertifikat", func(ctx SpecContext) {
+	It("deletes the copy and the Secret's copy, then the Zertifikat", func(ctx SpecContext) {
+		consumerKube, err := t.Client(consumer)
+		Expect(err).NotTo(HaveOccurred())
 		Expect(zerts.Delete(ctx, "my-cert", metav1.DeleteOptions{})).To(Succeed())
 		certs := svcDyn.Resource(certificates).Namespace("kube-system")
 		eventually(ctx, func(g Gomega) {
@@ -243,9 +323,136 @@ spec:
 			g.Expect(apierrors.IsNotFound(errLocal)).To(BeTrue())
 			_, errRemote := zerts.Get(ctx, "my-cert", metav1.GetOptions{})
 			g.Expect(apierrors.IsNotFound(errRemote)).To(BeTrue())
+			_, errSecret := consumerKube.CoreV1().Secrets("default").Get(ctx, "my-cert", metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(errSecret)).To(BeTrue())
 		})
 	})
 })
+
+// oneOfMany creates a workspace name under root, binds the Service's
+// export there accepting its claims, creates a Zertifikat and waits for
+// its copy on the service cluster, its status and its Secret to come back.
+func oneOfMany(ctx context.Context, t *framework.Tessera, root dynamic.Interface, provider, name string, svcDyn dynamic.Interface) error {
+	poll := func(what string, f func(context.Context) (bool, error)) error {
+		if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, f); err != nil {
+			return fmt.Errorf("%s: %s: %w", name, what, err)
+		}
+		return nil
+	}
+	ws := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "tenancy.kcp.io/v1alpha1", "kind": "Workspace", "metadata": map[string]any{"name": name}}}
+	if _, err := root.Resource(workspaces).Create(ctx, ws, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	var cluster string
+	if err := poll("workspace Ready", func(ctx context.Context) (bool, error) {
+		ws, err := root.Resource(workspaces).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		phase, _, _ := unstructured.NestedString(ws.Object, "status", "phase")
+		cluster, _, _ = unstructured.NestedString(ws.Object, "spec", "cluster")
+		return phase == "Ready", nil
+	}); err != nil {
+		return err
+	}
+	dyn, err := t.Dynamic(cluster)
+	if err != nil {
+		return err
+	}
+	kube, err := t.Client(cluster)
+	if err != nil {
+		return err
+	}
+	binding := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apis.kcp.io/v1alpha1", "kind": "APIBinding", "metadata": map[string]any{"name": "certs"},
+		"spec": map[string]any{
+			"reference": map[string]any{"export": map[string]any{"path": provider, "name": "certs.example.corp"}},
+			"permissionClaims": []any{
+				map[string]any{"resource": "secrets", "all": true, "state": "Accepted"},
+				map[string]any{"resource": "configmaps", "all": true, "state": "Accepted"},
+			},
+		},
+	}}
+	if _, err := dyn.Resource(apiBindings).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	z := dyn.Resource(zertifikate).Namespace("default")
+	if err := poll("creating the Zertifikat", func(ctx context.Context) (bool, error) {
+		_, err := z.Create(ctx, zertifikat(name), metav1.CreateOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	// Named after the workspace, so that the Secrets of all workspaces do
+	// not collide in the one namespace of the service cluster.
+	local := cluster + "-" + published.Hash("default") + "-" + published.Hash(name)
+	if err := poll("the copy on the service cluster", func(ctx context.Context) (bool, error) {
+		_, err := svcDyn.Resource(certificates).Namespace("kube-system").Get(ctx, local, metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return err
+	}
+	return poll("status and Secret back", func(ctx context.Context) (bool, error) {
+		got, err := z.Get(ctx, name, metav1.GetOptions{})
+		if err != nil || !ready(got) {
+			return false, nil
+		}
+		s, err := kube.CoreV1().Secrets("default").Get(ctx, name, metav1.GetOptions{})
+		return err == nil && string(s.Data["tls.crt"]) == "CERT "+local, nil
+	})
+}
+
+// ready tells whether a Zertifikat has the status the fixture controller
+// writes.
+func ready(z *unstructured.Unstructured) bool {
+	conditions, _, _ := unstructured.NestedSlice(z.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// runFixtureController plays the service's controller (cert-manager) on
+// the service cluster until ctx is done: every Certificate gets a Ready
+// status and a Secret named by spec.secretName in its namespace, holding
+// "CERT <certificate name>". It is an informer with a 2-second resync, so
+// a failed write is tried again.
+func runFixtureController(ctx context.Context, dyn dynamic.Interface, kube kubernetes.Interface) {
+	defer GinkgoRecover()
+	informer := dynamicinformer.NewFilteredDynamicInformer(dyn, certificates, metav1.NamespaceAll, 2*time.Second, cache.Indexers{}, nil).Informer()
+	reconcile := func(obj any) {
+		cert, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return
+		}
+		if !ready(cert) {
+			cert = cert.DeepCopy()
+			cert.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+			if _, err := dyn.Resource(certificates).Namespace(cert.GetNamespace()).UpdateStatus(ctx, cert, metav1.UpdateOptions{}); err != nil && ctx.Err() == nil {
+				GinkgoWriter.Printf("fixture controller: status of %s: %v\n", cert.GetName(), err)
+			}
+		}
+		secretName, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName")
+		if secretName == "" {
+			return
+		}
+		_, err := kube.CoreV1().Secrets(cert.GetNamespace()).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: secretName}, Data: map[string][]byte{"tls.crt": []byte("CERT " + cert.GetName())},
+		}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) && ctx.Err() == nil {
+			GinkgoWriter.Printf("fixture controller: Secret %s: %v\n", secretName, err)
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    reconcile,
+		UpdateFunc: func(_, obj any) { reconcile(obj) },
+	}); err != nil {
+		panic(err)
+	}
+	informer.RunWithContext(ctx)
+}
 
 func zertifikat(name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{

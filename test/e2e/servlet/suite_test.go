@@ -2,8 +2,9 @@
 // kwok-backed service cluster (real kube-apiserver) with a cert-manager-like
 // Certificate CRD, and the tessera-servlet binary as a process that
 // publishes it into a provider workspace as Zertifikat and syncs the
-// objects of a consumer workspace. The spec plays the service's controller
-// itself (status and the Secret), since kwok runs no containers.
+// objects of consumer workspaces (one, then 100 at once). A fixture
+// controller in the test process plays the service's controller
+// (cert-manager: status and the Secret), since kwok runs no containers.
 package servlete2e
 
 import (

@@ -10,6 +10,14 @@
 // Nothing is started per logical cluster: a lookup is a few requests in
 // the caller's goroutine and short-lived ones, and the HTTP clients are
 // per shard.
+//
+// Lookups that ask the other shards are rate-limited, for the whole
+// locator: a request can name any cluster (a service account token's
+// unverified claims do), and each distinct unknown name would otherwise
+// cost one request per other shard. Beyond the limit a cluster is not
+// found (and that is not kept), so a flood of made-up names costs at most
+// LookupsPerSecond × (shards − 1) requests per second, while the clusters
+// already found keep being answered from the cache.
 package shardlocator
 
 import (
@@ -19,9 +27,11 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/labels"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
@@ -45,6 +55,10 @@ type Config struct {
 	FoundTTL, MissingTTL time.Duration
 	// CacheSize bounds the clusters kept; default 4096.
 	CacheSize int
+	// LookupsPerSecond and LookupBurst limit the lookups that ask the
+	// other shards; defaults 50 and 100.
+	LookupsPerSecond float64
+	LookupBurst      int
 }
 
 // Locator finds shards of logical clusters.
@@ -52,6 +66,7 @@ type Locator struct {
 	cfg     Config
 	found   *utilcache.LRUExpireCache
 	clients sync.Map // name|baseURL → *client
+	lookups *rate.Limiter
 }
 
 // client reaches one shard.
@@ -72,7 +87,13 @@ func New(cfg Config) *Locator {
 	if cfg.CacheSize <= 0 {
 		cfg.CacheSize = 4096
 	}
-	return &Locator{cfg: cfg, found: utilcache.NewLRUExpireCache(cfg.CacheSize)}
+	if cfg.LookupsPerSecond <= 0 {
+		cfg.LookupsPerSecond = 50
+	}
+	if cfg.LookupBurst <= 0 {
+		cfg.LookupBurst = 100
+	}
+	return &Locator{cfg: cfg, found: utilcache.NewLRUExpireCache(cfg.CacheSize), lookups: rate.NewLimiter(rate.Limit(cfg.LookupsPerSecond), cfg.LookupBurst)}
 }
 
 // lookupTimeout bounds the questions of one lookup.
@@ -88,6 +109,10 @@ func (l *Locator) Find(ctx context.Context, cluster logicalcluster.Name) (*rest.
 			return nil, "", false
 		}
 		return rest.CopyConfig(c.config), c.shard.Name, true
+	}
+	if !l.lookups.Allow() {
+		klog.FromContext(ctx).V(2).Info("Too many lookups of logical clusters of other shards; not looking", "cluster", cluster)
+		return nil, "", false
 	}
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()

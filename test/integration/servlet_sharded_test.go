@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/syncer/servlet/published"
 	"github.com/tessera-dev/tessera/test/integration/framework"
@@ -57,20 +56,7 @@ func TestServletAcrossShards(t *testing.T) {
 		shard   *framework.Shard
 		cluster logicalcluster.Name
 	}{{root, near}, {shard1, far}} {
-		binding := &apisv1alpha1.APIBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "certs"},
-			Spec: apisv1alpha1.APIBindingSpec{
-				Reference: apisv1alpha1.BindingReference{Export: &apisv1alpha1.ExportBindingReference{Path: "root:provider", Name: "certs.example.corp"}},
-				PermissionClaims: []apisv1alpha1.AcceptablePermissionClaim{
-					{PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "configmaps"}, All: true}, State: apisv1alpha1.ClaimAccepted},
-					{PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "secrets"}, All: true}, State: apisv1alpha1.ClaimAccepted},
-				},
-			},
-		}
-		if _, err := kcpClient(t, c.shard, c.cluster).APIBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		waitBound(t, c.shard, c.cluster, "certs")
+		bindCertificates(t, c.shard, c.cluster)
 		zerts := dynamicClient(t, c.shard, c.cluster).Resource(zertifikateGVR).Namespace("default")
 		eventually(t, 30*time.Second, "creating a Zertifikat in "+string(c.cluster), func(ctx context.Context) (bool, error) {
 			_, err := zerts.Create(ctx, zertifikat("cert", "cert-"+string(c.cluster)), metav1.CreateOptions{})

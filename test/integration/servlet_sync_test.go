@@ -87,21 +87,7 @@ func TestServletSyncs(t *testing.T) {
 		e, err := kcpClient(t, s, provider).APIExports().Get(ctx, "certs.example.corp", metav1.GetOptions{})
 		return err == nil && len(e.Spec.LatestResourceSchemas) == 1 && len(e.Spec.PermissionClaims) == 2, nil
 	})
-	// The consumer accepts the export's claims on Secrets and ConfigMaps.
-	binding := &apisv1alpha1.APIBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "certs"},
-		Spec: apisv1alpha1.APIBindingSpec{
-			Reference: apisv1alpha1.BindingReference{Export: &apisv1alpha1.ExportBindingReference{Path: "root:provider", Name: "certs.example.corp"}},
-			PermissionClaims: []apisv1alpha1.AcceptablePermissionClaim{
-				{PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "configmaps"}, All: true}, State: apisv1alpha1.ClaimAccepted},
-				{PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "secrets"}, All: true}, State: apisv1alpha1.ClaimAccepted},
-			},
-		},
-	}
-	if _, err := kcpClient(t, s, consumer).APIBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitBound(t, s, consumer, "certs")
+	bindCertificates(t, s, consumer)
 
 	zerts := dynamicClient(t, s, consumer).Resource(zertifikateGVR).Namespace("default")
 	certs := dynamicClient(t, s, service).Resource(certificatesGVR).Namespace("kube-system")
@@ -344,6 +330,27 @@ func TestServletSyncs(t *testing.T) {
 	if _, err := kube(t, s, consumer).CoreV1().ConfigMaps("default").Get(t.Context(), "renamed-settings", metav1.GetOptions{}); err != nil {
 		t.Errorf("the user's own ConfigMap went with the Zertifikat: %v", err)
 	}
+}
+
+// bindCertificates binds the Service's export certs.example.corp of
+// root:provider in cluster, accepting its claims on Secrets and
+// ConfigMaps, and waits until the binding is Bound.
+func bindCertificates(t *testing.T, s *framework.Shard, cluster logicalcluster.Name) {
+	t.Helper()
+	binding := &apisv1alpha1.APIBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "certs"},
+		Spec: apisv1alpha1.APIBindingSpec{
+			Reference: apisv1alpha1.BindingReference{Export: &apisv1alpha1.ExportBindingReference{Path: "root:provider", Name: "certs.example.corp"}},
+			PermissionClaims: []apisv1alpha1.AcceptablePermissionClaim{
+				{PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "configmaps"}, All: true}, State: apisv1alpha1.ClaimAccepted},
+				{PermissionClaim: apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "secrets"}, All: true}, State: apisv1alpha1.ClaimAccepted},
+			},
+		},
+	}
+	if _, err := kcpClient(t, s, cluster).APIBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitBound(t, s, cluster, "certs")
 }
 
 // servletExample returns a manifest of deploy/servlet/examples.

@@ -5,8 +5,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
+	"k8s.io/client-go/tools/cache"
 
 	shardstorage "github.com/tessera-dev/tessera/shard/storage"
 )
@@ -23,6 +26,9 @@ const StoragePrefix = "/cache"
 type RESTOptionsGetter struct {
 	Backend    storagebackend.Config
 	WatchCache bool
+
+	// etcd is the client all the stores share.
+	etcd shardstorage.SharedEtcdClient
 }
 
 var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
@@ -33,9 +39,9 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	cfg.Codec = runtime.NewCodec(unstructured.UnstructuredJSONScheme, unstructured.UnstructuredJSONScheme)
 	cfg.EncodeVersioner = example.GetObjectKind().GroupVersionKind().GroupVersion()
 	cfg.Transformer = identity.NewEncryptCheckTransformer()
-	decorator := generic.UndecoratedStorage
+	decorator := g.rawDecorator
 	if g.WatchCache {
-		decorator = cachingDecorator
+		decorator = cachingDecorator(g.etcd.NewRawStorage)
 	}
 	return generic.RESTOptions{
 		StorageConfig:           cfg,
@@ -43,4 +49,10 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          shardstorage.ResourcePrefix(resource),
 	}, nil
+}
+
+// rawDecorator is generic.UndecoratedStorage on the shared client.
+func (g *RESTOptionsGetter) rawDecorator(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
+	newFunc func() runtime.Object, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+	return g.etcd.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
 }

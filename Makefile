@@ -135,7 +135,7 @@ test-e2e-kind: kubectl ## Run the e2e suites with kind clusters as physical clus
 
 .PHONY: bench
 bench: build ## Run the benchmarks and print their figures
-	$(GO) run ./test/bench/shard -tessera $(BIN)/tessera -syncer $(BIN)/tessera-syncer
+	$(GO) run ./test/bench/shard -tessera $(BIN)/tessera -syncer $(BIN)/tessera-syncer -servlet $(BIN)/tessera-servlet
 	$(GO) run ./test/bench/sharded -bin $(BIN)
 
 .PHONY: codegen

@@ -29,6 +29,9 @@ type objectSync struct {
 	local   dynamic.NamespaceableResourceInterface
 	service dynamic.Interface
 	kube    kubernetes.Interface
+	// namespaces are the service cluster's namespaces the servlet made
+	// or found, not to be created again for every object.
+	namespaces sync.Map
 	// copies holds the resourceVersion of each related copy as last
 	// written or checked, by relatedIndexKey: a copy changed by someone
 	// else is made again.
@@ -143,17 +146,22 @@ func (s *objectSync) selected(remote *unstructured.Unstructured) bool {
 func (s *objectSync) ensureLocal(ctx context.Context, remote *unstructured.Unstructured, r published.Remote) (*unstructured.Unstructured, error) {
 	logger := klog.FromContext(ctx)
 	namespace, name := published.LocalName(s.target.PublishedResource.Spec.Naming, r, s.target.LocalNamespaced)
-	if namespace != "" {
+	if _, known := s.namespaces.Load(namespace); namespace != "" && !known {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
 		if _, err := s.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating namespace %s: %w", namespace, err)
 		}
+		s.namespaces.Store(namespace, struct{}{})
 	}
 	want, err := NewLocal(remote, s.target.Local.GroupVersion().String(), s.target.LocalKind, namespace, name, RemoteLabels(r))
 	if err != nil {
 		return nil, reconciler.TerminalError(err)
 	}
 	created, err := s.local.Namespace(namespace).Create(ctx, want, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) {
+		// The namespace went since the servlet made or saw it.
+		s.namespaces.Delete(namespace)
+	}
 	if err == nil {
 		logger.V(2).Info("Created local object", "local", klog.KObj(created))
 		return created, nil

@@ -33,6 +33,10 @@ import (
 func main() {
 	binary := flag.String("tessera", "bin/tessera", "path of the tessera binary")
 	syncerBinary := flag.String("syncer", "bin/tessera-syncer", "path of the tessera-syncer binary")
+	servletBinary := flag.String("servlet", "bin/tessera-servlet", "path of the tessera-servlet binary")
+	servletWS := flag.Int("servlet-workspaces", 1000, "consumer workspaces bound to the Service in the servlet run")
+	servletObjects := flag.Int("servlet-objects", 1000, "Zertifikate created across them in the servlet run")
+	servletRate := flag.Int("servlet-rate", 50, "Zertifikate created per second in the servlet run")
 	syncerWS := flag.Int("syncer-workspaces", 100, "workspaces bound to compute in the syncer run")
 	syncerDeployments := flag.Int("syncer-deployments", 1000, "deployments across them whose sync latency is measured in the syncer run")
 	syncerRate := flag.Int("syncer-rate", 50, "deployments created per second in the syncer run")
@@ -41,7 +45,7 @@ func main() {
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
 	samples := flag.Int("samples", 2000, "requests per latency figure")
 	workers := flag.Int("workers", 32, "parallel clients while filling the shard")
-	suites := flag.String("suites", "clusters,workspaces,fairness,watches,informers,apis,syncer", "comma-separated parts to run: clusters, workspaces, fairness, watches, informers, apis, syncer")
+	suites := flag.String("suites", "clusters,workspaces,fairness,watches,informers,apis,syncer,servlet", "comma-separated parts to run: clusters, workspaces, fairness, watches, informers, apis, syncer, servlet")
 	idleWatchers := flag.Int("idle-watchers", 10000, "idle watches, one per other cluster, in the watches run")
 	crWatches := flag.Int("cr-watches", 5000, "watches of custom resources in distinct (cluster, CRD) pairs in the watches run")
 	watchWrites := flag.Int("watch-writes", 2000, "creates per write-throughput figure in the watches run")
@@ -102,6 +106,11 @@ func main() {
 			var syncerAbs string
 			if syncerAbs, err = filepath.Abs(*syncerBinary); err == nil {
 				err = syncerBench(ctx, abs, syncerAbs, *syncerWS, *syncerDeployments, *syncerRate, *syncerObjects)
+			}
+		case "servlet":
+			var servletAbs string
+			if servletAbs, err = filepath.Abs(*servletBinary); err == nil {
+				err = servletBench(ctx, abs, servletAbs, *servletWS, *servletObjects, *servletRate)
 			}
 		case "clusters":
 			err = run(ctx, abs, *clustersN, *perCluster, *samples, *workers)

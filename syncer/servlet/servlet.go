@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
@@ -67,8 +68,22 @@ func Run(ctx context.Context, cfg Config) error {
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(ctx context.Context) {
 					logger.Info("Leading")
-					if err := lead(ctx, cfg); err != nil && ctx.Err() == nil {
-						logger.Error(err, "Servlet stopped")
+					// The leader keeps the Lease until ctx ends, so it
+					// starts again after a failure (the platform not
+					// reachable or not allowing it yet) rather than
+					// holding the Lease idle.
+					backoff := wait.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 6, Cap: 30 * time.Second}
+					for ctx.Err() == nil {
+						err := lead(ctx, cfg)
+						if ctx.Err() != nil {
+							return
+						}
+						delay := backoff.Step()
+						logger.Error(err, "Servlet stopped; starting again", "after", delay)
+						select {
+						case <-ctx.Done():
+						case <-time.After(delay):
+						}
 					}
 				},
 				OnStoppedLeading: func() { logger.Info("Not leading") },

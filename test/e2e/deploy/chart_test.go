@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -27,10 +28,25 @@ var chartDir = func() string {
 	return p
 }()
 
-// render runs helm template with the given --set values and returns the
-// objects by kind/name.
+// servletChartDir is the servlet's chart.
+var servletChartDir = func() string {
+	p, err := filepath.Abs("../../../deploy/charts/tessera-servlet")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// render runs helm template of the Tessera chart with the given --set
+// values and returns the objects by kind/name.
 func render(ctx SpecContext, sets ...string) (map[string]*unstructured.Unstructured, error) {
-	args := []string{"template", "t", chartDir, "--namespace", "ns"}
+	return renderChart(ctx, chartDir, sets...)
+}
+
+// renderChart runs helm template of dir with the given --set values and
+// returns the objects by kind/name.
+func renderChart(ctx SpecContext, dir string, sets ...string) (map[string]*unstructured.Unstructured, error) {
+	args := []string{"template", "t", dir, "--namespace", "ns"}
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
@@ -164,6 +180,56 @@ var _ = Describe("The chart", Label("deploy", "chart"), func() {
 		Entry("a pull policy kubelet does not know", "image.pullPolicy=Sometimes", "image.pullPolicy"),
 		Entry("an extra argument that is not a flag", "shards.extraArgs={-v=2}", "shards.extraArgs"),
 		Entry("cert-manager without the CA it signs with", "certificates.certManager.enabled=true", "caSecret"),
+	)
+})
+
+var _ = Describe("The servlet's chart", Label("deploy", "chart"), func() {
+	required := []string{"serviceName=certificate-management", "platform.kubeconfigSecret.name=platform"}
+
+	It("is lint clean and renders the servlet's Deployment, ServiceAccount and RBAC from values", func(ctx SpecContext) {
+		lint := []string{"lint", "--strict", servletChartDir}
+		for _, s := range required {
+			lint = append(lint, "--set", s)
+		}
+		_, err := env.Helm(ctx, os.DevNull, lint...)
+		Expect(err).NotTo(HaveOccurred())
+
+		objs, err := renderChart(ctx, servletChartDir, append(required, "replicas=3", "qps=50", "workers=8", "image.tag=v9",
+			"rbac.publishedResources[0].apiGroups={cert-manager.io}", "rbac.publishedResources[0].resources={certificates,certificates/status}")...)
+		Expect(err).NotTo(HaveOccurred())
+		d := as[appsv1.Deployment](objs["Deployment/t-tessera-servlet"])
+		Expect(*d.Spec.Replicas).To(BeEquivalentTo(3))
+		c := d.Spec.Template.Spec.Containers[0]
+		Expect(c.Image).To(Equal("ghcr.io/tessera-dev/tessera-servlet:v9"))
+		Expect(c.Args).To(ContainElements("--platform-kubeconfig=/platform/kubeconfig", "--service-name=certificate-management",
+			"--namespace=ns", "--lease-name=tessera-servlet", "--qps=50", "--workers=8"))
+		Expect(d.Spec.Template.Spec.Volumes[0].Secret.SecretName).To(Equal("platform"))
+		Expect(d.Spec.Template.Spec.ServiceAccountName).To(Equal("t-tessera-servlet"))
+		Expect(*d.Spec.Template.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
+		role := as[rbacv1.ClusterRole](objs["ClusterRole/t-tessera-servlet"])
+		Expect(role.Rules).To(ContainElement(rbacv1.PolicyRule{APIGroups: []string{"cert-manager.io"}, Resources: []string{"certificates", "certificates/status"},
+			Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}))
+		Expect(role.Rules).NotTo(ContainElement(HaveField("APIGroups", []string{"*"})), "narrowed to the published groups")
+		Expect(objs).To(HaveKey("ServiceAccount/t-tessera-servlet"))
+		Expect(objs).To(HaveKey("RoleBinding/t-tessera-servlet-leader-election"))
+
+		By("the plain manifest says the same as the chart's defaults")
+		manifest, err := os.ReadFile("../../../deploy/servlet/tessera-servlet.yaml")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(manifest)).To(ContainSubstring("deploy/charts/tessera-servlet"))
+	})
+
+	DescribeTable("refuses bad values at install, naming them",
+		func(ctx SpecContext, sets []string, want string) {
+			_, err := renderChart(ctx, servletChartDir, sets...)
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(want))
+		},
+		Entry("no Service", []string{"platform.kubeconfigSecret.name=platform"}, "serviceName"),
+		Entry("no platform kubeconfig", []string{"serviceName=certificate-management"}, "kubeconfigSecret"),
+		Entry("no replica", append(required, "replicas=0"), "replicas"),
+		Entry("a misspelt key", append(required, "worker=2"), "worker"),
+		Entry("a resource rule without resources", append(required, "rbac.publishedResources[0].apiGroups={x}"), "resources"),
 	)
 })
 

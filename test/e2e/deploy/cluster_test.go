@@ -71,7 +71,7 @@ func (c *realCluster) ImportImages(ctx context.Context) error {
 		}
 		dir = filepath.Join(bin, "images")
 	}
-	for _, name := range []string{"tessera", "tessera-front-proxy", "tessera-cache-server", "tessera-virtual-workspaces", "tessera-syncer"} {
+	for _, name := range []string{"tessera", "tessera-front-proxy", "tessera-cache-server", "tessera-virtual-workspaces", "tessera-syncer", "tessera-servlet"} {
 		p := filepath.Join(dir, name+".tar")
 		tag, err := repoTag(p)
 		if err != nil {

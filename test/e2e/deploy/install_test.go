@@ -2,6 +2,7 @@ package deploye2e
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -19,8 +20,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/tessera-dev/tessera/syncer/servlet/published"
 	"github.com/tessera-dev/tessera/test/e2e/framework"
 	"github.com/tessera-dev/tessera/test/e2e/framework/physical"
 )
@@ -291,6 +298,145 @@ var _ = Describe("The chart installed into a cluster whose pods run", Ordered, L
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(pods.Items).To(BeEmpty())
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	})
+
+	It("publishes a CRD of the cluster itself through a servlet pod of its chart, with only its platform rights, to a workspace on another shard", func(ctx SpecContext) {
+		// The provider's workspace on one shard, the consumer's on another.
+		kubectl(ctx, "ws", "use", "root:org")
+		kubectl(ctx, "ws", "create", "certs", "--location-selector", "name="+shardNames[1])
+		kubectl(ctx, "ws", "create", "certs-consumer", "--location-selector", "name="+shardNames[2])
+		readShards(ctx)
+		Expect(shardOf).To(HaveKeyWithValue("certs", shardNames[1]))
+		Expect(shardOf).To(HaveKeyWithValue("certs-consumer", shardNames[2]))
+		consumer := strings.TrimSpace(at(ctx, "root:org", "get", "workspace", "certs-consumer", "-o", "jsonpath={.spec.cluster}"))
+
+		By("the servlet's identity in the provider's workspace: a service account with the rules of platform-rbac.yaml")
+		examples := filepath.Join("..", "..", "..", "deploy", "servlet")
+		rbac, err := os.ReadFile(filepath.Join(examples, "platform-rbac.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		saRBAC := strings.Replace(string(rbac), "{apiGroup: rbac.authorization.k8s.io, kind: User, name: tessera-servlet}",
+			"{kind: ServiceAccount, name: tessera-servlet, namespace: default}", 1)
+		Expect(saRBAC).NotTo(Equal(string(rbac)))
+		at(ctx, "root:org:certs", "apply", "-f", file("servlet-platform-rbac.yaml", saRBAC+`---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: tessera-servlet, namespace: default}
+---
+apiVersion: v1
+kind: Secret
+type: kubernetes.io/service-account-token
+metadata:
+  name: tessera-servlet-token
+  namespace: default
+  annotations: {kubernetes.io/service-account.name: tessera-servlet}
+`))
+		var token []byte
+		Eventually(func(g Gomega) {
+			out, err := ts.Kubectl(ctx, "root:org:certs", "get", "secret", "tessera-servlet-token", "-n", "default", "-o", "jsonpath={.data.token}")
+			g.Expect(err).NotTo(HaveOccurred())
+			token, err = base64.StdEncoding.DecodeString(out)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(token).NotTo(BeEmpty())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		raw, err := clientcmd.LoadFromFile(ts.Kubeconfig)
+		Expect(err).NotTo(HaveOccurred())
+		ca := raw.Clusters[raw.Contexts[ts.Context].Cluster].CertificateAuthorityData
+		platform := clientcmdapi.NewConfig()
+		platform.Clusters["platform"] = &clientcmdapi.Cluster{Server: ts.URL + "/clusters/root:org:certs", CertificateAuthorityData: ca}
+		platform.AuthInfos["servlet"] = &clientcmdapi.AuthInfo{Token: string(token)}
+		platform.Contexts["platform"] = &clientcmdapi.Context{Cluster: "platform", AuthInfo: "servlet"}
+		platform.CurrentContext = "platform"
+		platformKubeconfig, err := clientcmd.Write(*platform)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("installing the servlet's chart on the cluster, with the Certificate CRD it publishes")
+		const servletNS = "tessera-servlet"
+		cluster := func(args ...string) {
+			GinkgoHelper()
+			out, err := env.Kubectl(ctx, cl.Kubeconfig, args...)
+			Expect(err).NotTo(HaveOccurred(), "%s", out)
+		}
+		cluster("apply", "-f", file("certificate-crd.yaml", certificateCRD))
+		cluster("create", "namespace", servletNS)
+		cluster("-n", servletNS, "create", "secret", "generic", "platform", "--from-file=kubeconfig="+file("servlet-platform.kubeconfig", string(platformKubeconfig)))
+		DeferCleanup(func(ctx SpecContext) {
+			if CurrentSpecReport().Failed() {
+				out, _ := env.Kubectl(ctx, cl.Kubeconfig, "-n", servletNS, "logs", "-l", "app.kubernetes.io/name=tessera-servlet", "--tail=60", "--prefix")
+				GinkgoWriter.Printf("servlet pods' logs:\n%s\n", out)
+				out, _ = env.Kubectl(ctx, cl.Kubeconfig, "-n", servletNS, "get", "pods", "-o", "wide")
+				GinkgoWriter.Printf("servlet pods:\n%s\n", out)
+			}
+			_, _ = env.Helm(ctx, cl.Kubeconfig, "uninstall", "servlet", "--namespace", servletNS, "--wait")
+			for _, args := range [][]string{
+				{"delete", "namespace", servletNS, "--ignore-not-found", "--wait=true", "--timeout=2m"},
+				{"delete", "crd", "certificates.cert-manager.io", "publishedresources.services.kdp.k8c.io", "--ignore-not-found"},
+			} {
+				out, err := env.Kubectl(ctx, cl.Kubeconfig, args...)
+				Expect(err).NotTo(HaveOccurred(), "%s", out)
+			}
+		}, NodeTimeout(3*time.Minute))
+		start := time.Now()
+		_, err = env.Helm(ctx, cl.Kubeconfig, "install", "servlet", servletChartDir, "--namespace", servletNS, "--wait", "--timeout", "3m",
+			"--set", "serviceName=certificate-management", "--set", "platform.kubeconfigSecret.name=platform",
+			"--set", "image.repository="+cl.Repository+"/tessera-servlet", "--set", "image.tag="+cl.Tag, "--set", "image.pullPolicy=Never",
+			"--set", "rbac.publishedResources[0].apiGroups={cert-manager.io}",
+			"--set", "rbac.publishedResources[0].resources={certificates,certificates/status}")
+		Expect(err).NotTo(HaveOccurred())
+		at(ctx, "root:org:certs", "apply", "-f", filepath.Join(examples, "examples", "service.yaml"))
+		Eventually(func(g Gomega) {
+			out, err := env.Kubectl(ctx, cl.Kubeconfig, "apply", "-f", filepath.Join(examples, "examples", "publishedresource-certificates.yaml"))
+			g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		Eventually(func(g Gomega) {
+			out, err := ts.Kubectl(ctx, "root:org:certs", "get", "apiexports.v1alpha1.apis.kcp.io", "certs.example.corp", "-o", "jsonpath={.spec.latestResourceSchemas}")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(ContainSubstring("zertifikate.certs.example.corp"))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		By(fmt.Sprintf("the servlet pods published the CRD %s after helm install", time.Since(start).Round(time.Second)))
+
+		By("a Zertifikat in the consumer's workspace: down to the cluster, status and Secret back")
+		kubectl(ctx, "ws", "use", "root:org:certs-consumer")
+		kubectl(ctx, "kcp", "bind", "apiexport", "root:org:certs:certs.example.corp", "--accept-all-permission-claims")
+		Eventually(func(g Gomega) {
+			_, err := admin.Kubectl(ctx, "create", "-f", file("zertifikat.yaml",
+				"apiVersion: certs.example.corp/v1beta1\nkind: Zertifikat\nmetadata: {name: my-cert, namespace: default}\nspec: {secretName: my-cert}\n"))
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		clusterConfig, err := cl.Config()
+		Expect(err).NotTo(HaveOccurred())
+		dyn, err := dynamic.NewForConfig(clusterConfig)
+		Expect(err).NotTo(HaveOccurred())
+		certs := dyn.Resource(schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}).Namespace("kube-system")
+		local := consumer + "-" + published.Hash("default") + "-" + published.Hash("my-cert")
+		var cert *unstructured.Unstructured
+		Eventually(func(g Gomega) {
+			cert, err = certs.Get(ctx, local, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		cert.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+		_, err = certs.UpdateStatus(ctx, cert, metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = kube.CoreV1().Secrets("kube-system").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "my-cert"},
+			Data: map[string][]byte{"tls.crt": []byte("CERT")}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(kube.CoreV1().Secrets("kube-system").Delete(ctx, "my-cert", metav1.DeleteOptions{})).To(Succeed())
+		})
+		Eventually(func(g Gomega) {
+			out, err := admin.Kubectl(ctx, "get", "zertifikate", "my-cert", "-o", "jsonpath={.status.conditions[0].type}")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(Equal("Ready"))
+			out, err = admin.Kubectl(ctx, "get", "secret", "my-cert", "-o", "jsonpath={.data.tls\\.crt}")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(Equal(base64.StdEncoding.EncodeToString([]byte("CERT"))))
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+
+		By("deleting the Zertifikat deletes its copy on the cluster")
+		kubectl(ctx, "delete", "zertifikat", "my-cert", "--timeout=1m")
+		Eventually(func(g Gomega) {
+			_, err := certs.Get(ctx, local, metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	})
 
 	It("rolls the shards one pod at a time on helm upgrade while a client keeps writing, and loses nothing acknowledged", func(ctx SpecContext) {
@@ -718,3 +864,31 @@ func installationRSS() (string, error) {
 	}
 	return fmt.Sprintf("%s in %d processes", sum, n), nil
 }
+
+// certificateCRD is a cert-manager-like Certificate CRD with a status
+// subresource, which the servlet publishes.
+const certificateCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: certificates.cert-manager.io
+spec:
+  group: cert-manager.io
+  names: {kind: Certificate, listKind: CertificateList, plural: certificates, singular: certificate}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              secretName: {type: string}
+          status:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+`

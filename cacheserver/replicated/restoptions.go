@@ -5,11 +5,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
-	"k8s.io/client-go/tools/cache"
 
 	shardstorage "github.com/tessera-dev/tessera/shard/storage"
 )
@@ -26,9 +23,6 @@ const StoragePrefix = "/cache"
 type RESTOptionsGetter struct {
 	Backend    storagebackend.Config
 	WatchCache bool
-
-	// etcd is the client all the stores share.
-	etcd shardstorage.SharedEtcdClient
 }
 
 var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
@@ -39,9 +33,9 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	cfg.Codec = runtime.NewCodec(unstructured.UnstructuredJSONScheme, unstructured.UnstructuredJSONScheme)
 	cfg.EncodeVersioner = example.GetObjectKind().GroupVersionKind().GroupVersion()
 	cfg.Transformer = identity.NewEncryptCheckTransformer()
-	decorator := g.rawDecorator
+	decorator := generic.UndecoratedStorage
 	if g.WatchCache {
-		decorator = cachingDecorator(g.etcd.NewRawStorage)
+		decorator = cachingDecorator
 	}
 	return generic.RESTOptions{
 		StorageConfig:           cfg,
@@ -49,10 +43,4 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          shardstorage.ResourcePrefix(resource),
 	}, nil
-}
-
-// rawDecorator is generic.UndecoratedStorage on the shared client.
-func (g *RESTOptionsGetter) rawDecorator(config *storagebackend.ConfigForResource, resourcePrefix string, _ func(obj runtime.Object) (string, error),
-	newFunc func() runtime.Object, newListFunc func() runtime.Object, _ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
-	return g.etcd.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
 }

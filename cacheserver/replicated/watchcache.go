@@ -22,25 +22,17 @@ import (
 // it, with periodic bookmarks; what it cannot serve goes to etcd. The cache
 // keys objects by their etcd key, derived from the kcp.io/shard and
 // kcp.io/cluster annotations that every write stamps.
-func cachingDecorator(newRaw func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error)) generic.StorageDecorator {
-	return func(
-		config *storagebackend.ConfigForResource,
-		resourcePrefix string,
-		_ func(obj runtime.Object) (string, error),
-		newFunc func() runtime.Object,
-		newListFunc func() runtime.Object,
-		getAttrsFunc storage.AttrFunc,
-		_ storage.IndexerFuncs,
-		indexers *cache.Indexers,
-	) (storage.Interface, factory.DestroyFunc, error) {
-		return cached(newRaw, config, resourcePrefix, newFunc, newListFunc, getAttrsFunc, indexers)
-	}
-}
-
-func cached(newRaw func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error),
-	config *storagebackend.ConfigForResource, resourcePrefix string, newFunc, newListFunc func() runtime.Object,
-	getAttrsFunc storage.AttrFunc, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
-	raw, destroyRaw, err := newRaw(config, newFunc, newListFunc, resourcePrefix)
+func cachingDecorator(
+	config *storagebackend.ConfigForResource,
+	resourcePrefix string,
+	_ func(obj runtime.Object) (string, error),
+	newFunc func() runtime.Object,
+	newListFunc func() runtime.Object,
+	getAttrsFunc storage.AttrFunc,
+	_ storage.IndexerFuncs,
+	indexers *cache.Indexers,
+) (storage.Interface, factory.DestroyFunc, error) {
+	raw, destroyRaw, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
 	if err != nil {
 		return nil, nil, err
 	}

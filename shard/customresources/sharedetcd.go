@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/logutil"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/kubernetes"
+	"go.uber.org/zap"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -34,12 +39,47 @@ type SharedEtcd struct {
 	closeOnce sync.Once
 }
 
+// Timeouts of the shared etcd client, as the apiserver's storage factory
+// uses them.
+const (
+	etcdDialTimeout      = 20 * time.Second
+	etcdKeepaliveTime    = 30 * time.Second
+	etcdKeepaliveTimeout = 10 * time.Second
+)
+
 // NewSharedEtcd connects to etcd and waits until the connection is ready or
 // ctx ends.
 func NewSharedEtcd(ctx context.Context, c storagebackend.TransportConfig) (*SharedEtcd, error) {
-	client, err := storage.NewEtcdClient(ctx, c)
+	cfg := clientv3.Config{
+		// The client outlives ctx, which only bounds connecting.
+		Context:              context.WithoutCancel(ctx),
+		DialTimeout:          etcdDialTimeout,
+		DialKeepAliveTime:    etcdKeepaliveTime,
+		DialKeepAliveTimeout: etcdKeepaliveTimeout,
+		Endpoints:            c.ServerList,
+	}
+	if c.CertFile != "" || c.KeyFile != "" || c.TrustedCAFile != "" {
+		tlsInfo := transport.TLSInfo{CertFile: c.CertFile, KeyFile: c.KeyFile, TrustedCAFile: c.TrustedCAFile}
+		tlsConfig, err := tlsInfo.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd client TLS: %w", err)
+		}
+		cfg.TLS = tlsConfig
+	}
+	logger, err := logutil.CreateDefaultZapLogger(zap.ErrorLevel)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("etcd client logger: %w", err)
+	}
+	cfg.Logger = logger
+	client, err := kubernetes.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to etcd at %v: %w", c.ServerList, err)
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, etcdDialTimeout)
+	defer cancel()
+	if _, err := client.Client.Get(dialCtx, "/", clientv3.WithLimit(1), clientv3.WithKeysOnly()); err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("connecting to etcd at %v: %w", c.ServerList, err)
 	}
 	return &SharedEtcd{client: client, caches: newWatchCaches(client)}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/generic"
 	k8sstorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/klog/v2"
@@ -181,7 +182,7 @@ func (s *Server) ownCoreIdentities(ctx context.Context) (map[string]string, erro
 	if err != nil {
 		return nil, err
 	}
-	raw, destroy, err := s.Storage.NewRawStorage(opts.StorageConfig,
+	raw, destroy, err := generic.NewRawStorage(opts.StorageConfig,
 		func() runtime.Object { return &corev1.Secret{} }, func() runtime.Object { return &corev1.SecretList{} }, opts.ResourcePrefix)
 	if err != nil {
 		return nil, err

@@ -7,15 +7,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apiserver/pkg/features"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
-	"k8s.io/apiserver/pkg/storage/etcd3"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
-	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -23,54 +19,8 @@ import (
 
 // Decorator returns a generic.StorageDecorator that serves all logical
 // clusters from one etcd3 store per resource, with one upstream watch cache
-// per resource in front of it when cached is true. Each store has an etcd
-// client of its own (generic.NewRawStorage); RESTOptionsGetter's stores
-// share one.
+// per resource in front of it when cached is true.
 func Decorator(cached bool) generic.StorageDecorator {
-	return decorator(cached, generic.NewRawStorage)
-}
-
-// rawStorage builds the etcd3 store of a resource.
-type rawStorage func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error)
-
-// onShared returns a rawStorage that builds stores on shared's client.
-func onShared(shared *sharedEtcd) rawStorage {
-	return func(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error) {
-		client, compactor, release, err := shared.acquire(config)
-		if err != nil {
-			return nil, nil, err
-		}
-		transformer := config.Transformer
-		if transformer == nil {
-			transformer = identity.NewEncryptCheckTransformer()
-		}
-		versioner := storage.APIObjectVersioner{}
-		decoder := etcd3.NewDefaultDecoder(config.Codec, versioner)
-		if utilfeature.DefaultFeatureGate.Enabled(features.AllowUnsafeMalformedObjectDeletion) {
-			transformer = etcd3.WithCorruptObjErrorHandlingTransformer(transformer)
-			decoder = etcd3.WithCorruptObjErrorHandlingDecoder(decoder)
-		}
-		store, err := etcd3.New(client, compactor, config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix,
-			config.GroupResource, transformer, config.LeaseManagerConfig, decoder, versioner)
-		if err != nil {
-			release()
-			return nil, nil, fmt.Errorf("creating the etcd3 store of %s: %w", config.GroupResource, err)
-		}
-		var s storage.Interface = store
-		if utilfeature.DefaultFeatureGate.Enabled(features.AllowUnsafeMalformedObjectDeletion) {
-			s = etcd3.NewStoreWithUnsafeCorruptObjectDeletion(s, config.GroupResource)
-		}
-		var once sync.Once
-		return s, func() {
-			once.Do(func() {
-				store.Close()
-				release()
-			})
-		}, nil
-	}
-}
-
-func decorator(cached bool, newRaw rawStorage) generic.StorageDecorator {
 	return func(
 		config *storagebackend.ConfigForResource,
 		resourcePrefix string,
@@ -81,7 +31,7 @@ func decorator(cached bool, newRaw rawStorage) generic.StorageDecorator {
 		triggerFuncs storage.IndexerFuncs,
 		indexers *cache.Indexers,
 	) (storage.Interface, factory.DestroyFunc, error) {
-		raw, destroyRaw, err := newRaw(config, newFunc, newListFunc, resourcePrefix)
+		raw, destroyRaw, err := generic.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -11,9 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
-	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
 )
@@ -26,8 +24,7 @@ const (
 
 // RESTOptionsGetter hands every registry of the shard its storage: one etcd3
 // store per resource, shared by all logical clusters, with the cluster-aware
-// decorator and (when Cached) one watch cache per resource. The stores share
-// one etcd client and compactor.
+// decorator and (when Cached) one watch cache per resource.
 type RESTOptionsGetter struct {
 	Backend storagebackend.Config
 	Scheme  *runtime.Scheme
@@ -44,8 +41,6 @@ type RESTOptionsGetter struct {
 
 	mu     sync.Mutex
 	served map[string]schema.GroupResource
-	// etcd is the client all the stores share.
-	etcd SharedEtcdClient
 }
 
 var _ generic.RESTOptionsGetter = &RESTOptionsGetter{}
@@ -92,17 +87,11 @@ func (g *RESTOptionsGetter) GetRESTOptions(resource schema.GroupResource, exampl
 	cfg.Transformer = g.Transformer(resource)
 	return generic.RESTOptions{
 		StorageConfig:           cfg,
-		Decorator:               decorator(g.Cached, g.etcd.NewRawStorage),
+		Decorator:               Decorator(g.Cached),
 		EnableGarbageCollection: true,
 		DeleteCollectionWorkers: 1,
 		ResourcePrefix:          prefix,
 	}, nil
-}
-
-// NewRawStorage builds a raw etcd3 store (no cluster layers, no watch
-// cache) on the client the getter's stores share.
-func (g *RESTOptionsGetter) NewRawStorage(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error) {
-	return g.etcd.NewRawStorage(config, newFunc, newListFunc, resourcePrefix)
 }
 
 // Transformer returns the transformer values of resource go through on

@@ -62,7 +62,11 @@ func servletBench(ctx context.Context, binary, servletBinary string, workspaces,
 	if err != nil {
 		return err
 	}
-	if err := applyManifest(ctx, dyn.Cluster(service), benchCertificateCRD); err != nil {
+	crd, err := os.ReadFile(filepath.Join("deploy", "servlet", "examples", "certificate-crd.yaml"))
+	if err != nil {
+		return fmt.Errorf("run the benchmark from the repository's root: %w", err)
+	}
+	if err := applyManifest(ctx, dyn.Cluster(service), string(crd)); err != nil {
 		return err
 	}
 
@@ -222,27 +226,11 @@ func servletPhase(ctx context.Context, certs dynamic.ResourceInterface, zerts dy
 			}
 			key := r.Cluster + "/" + r.Name
 			if lat.down(key) {
-				go func() {
-					// As cert-manager does: on a conflict, again with the
-					// latest object.
-					for range 10 {
-						u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
-						lat.statusWritten(key)
-						_, err := certs.UpdateStatus(ctx, u, metav1.UpdateOptions{})
-						if !apierrors.IsConflict(err) {
-							if err != nil {
-								fmt.Fprintln(os.Stderr, "bench: Certificate status:", err)
-							}
-							return
-						}
-						latest, err := certs.Get(ctx, u.GetName(), metav1.GetOptions{})
-						if err != nil {
-							fmt.Fprintln(os.Stderr, "bench: Certificate status:", err)
-							return
-						}
-						u = latest
-					}
-				}()
+				go writeStatus(ctx, certs, u, "Certificate status", func(u *unstructured.Unstructured) {
+					// As cert-manager does.
+					u.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+					lat.statusWritten(key)
+				})
 			}
 		}
 	}()
@@ -350,29 +338,3 @@ func processThreads(pid int) int {
 	}
 	return 0
 }
-
-const benchCertificateCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: certificates.cert-manager.io
-spec:
-  group: cert-manager.io
-  names: {kind: Certificate, listKind: CertificateList, plural: certificates, singular: certificate}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              secretName: {type: string}
-          status:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-`

@@ -189,27 +189,11 @@ func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, d
 			}
 			key := downNamespace[u.GetNamespace()] + "/" + u.GetName()
 			if lat.down(key) {
-				go func() {
-					// As a deployment controller does: on a conflict, again
-					// with the latest object.
-					for range 10 {
-						u.Object["status"] = map[string]any{"replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(1), "observedGeneration": u.GetGeneration()}
-						lat.statusWritten(key)
-						_, err := down.Namespace(u.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{})
-						if !apierrors.IsConflict(err) {
-							if err != nil {
-								fmt.Fprintln(os.Stderr, "bench: downstream status:", err)
-							}
-							return
-						}
-						latest, err := down.Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
-						if err != nil {
-							fmt.Fprintln(os.Stderr, "bench: downstream status:", err)
-							return
-						}
-						u = latest
-					}
-				}()
+				go writeStatus(ctx, down.Namespace(u.GetNamespace()), u, "downstream status", func(u *unstructured.Unstructured) {
+					// As a deployment controller does.
+					u.Object["status"] = map[string]any{"replicas": int64(1), "readyReplicas": int64(1), "availableReplicas": int64(1), "updatedReplicas": int64(1), "observedGeneration": u.GetGeneration()}
+					lat.statusWritten(key)
+				})
 			}
 		}
 	}()
@@ -499,4 +483,25 @@ func settledProcessRSS(ctx context.Context, pid int, tolerance int64) (int64, er
 		last = r
 	}
 	return last, nil
+}
+
+// writeStatus sets u's status with set and writes it, as a controller
+// does: on a conflict, again with the latest object (up to 10 times).
+func writeStatus(ctx context.Context, client dynamic.ResourceInterface, u *unstructured.Unstructured, what string, set func(*unstructured.Unstructured)) {
+	for range 10 {
+		set(u)
+		_, err := client.UpdateStatus(ctx, u, metav1.UpdateOptions{})
+		if !apierrors.IsConflict(err) {
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", what+":", err)
+			}
+			return
+		}
+		latest, err := client.Get(ctx, u.GetName(), metav1.GetOptions{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", what+":", err)
+			return
+		}
+		u = latest
+	}
 }

@@ -356,7 +356,7 @@ metadata:
 			out, err := env.Kubectl(ctx, cl.Kubeconfig, args...)
 			Expect(err).NotTo(HaveOccurred(), "%s", out)
 		}
-		cluster("apply", "-f", file("certificate-crd.yaml", certificateCRD))
+		cluster("apply", "-f", filepath.Join(examples, "examples", "certificate-crd.yaml"))
 		cluster("create", "namespace", servletNS)
 		cluster("-n", servletNS, "create", "secret", "generic", "platform", "--from-file=kubeconfig="+file("servlet-platform.kubeconfig", string(platformKubeconfig)))
 		DeferCleanup(func(ctx SpecContext) {
@@ -864,31 +864,3 @@ func installationRSS() (string, error) {
 	}
 	return fmt.Sprintf("%s in %d processes", sum, n), nil
 }
-
-// certificateCRD is a cert-manager-like Certificate CRD with a status
-// subresource, which the servlet publishes.
-const certificateCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: certificates.cert-manager.io
-spec:
-  group: cert-manager.io
-  names: {kind: Certificate, listKind: CertificateList, plural: certificates, singular: certificate}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              secretName: {type: string}
-          status:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-`

@@ -35,32 +35,6 @@ var (
 	zertifikate  = schema.GroupVersionResource{Group: "certs.example.corp", Version: "v1beta1", Resource: "zertifikate"}
 )
 
-const certificateCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: certificates.cert-manager.io
-spec:
-  group: cert-manager.io
-  names: {kind: Certificate, listKind: CertificateList, plural: certificates, singular: certificate}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              secretName: {type: string}
-          status:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-`
-
 var _ = Describe("tessera-servlet", Ordered, Label("servlet"), func() {
 	var (
 		t        *framework.Tessera
@@ -135,7 +109,9 @@ var _ = Describe("tessera-servlet", Ordered, Label("servlet"), func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		By("installing the Certificate CRD on the service cluster and starting its fixture controller")
-		apply(ctx, svc.Kubeconfig, "", certificateCRD)
+		examples := filepath.Join("..", "..", "..", "deploy", "servlet", "examples")
+		_, err = env.Kubectl(ctx, svc.Kubeconfig, "apply", "-f", filepath.Join(examples, "certificate-crd.yaml"))
+		Expect(err).NotTo(HaveOccurred())
 		fixtureCtx, stopFixture = context.WithCancel(context.Background())
 		// Clients of its own, as a controller has.
 		fixtureDyn, err := dynamic.NewForConfig(cfg)
@@ -161,7 +137,6 @@ var _ = Describe("tessera-servlet", Ordered, Label("servlet"), func() {
 		start()
 
 		By("creating the Service and the PublishedResource")
-		examples := filepath.Join("..", "..", "..", "deploy", "servlet", "examples")
 		// Eventually: the servlet installs the CRDs of both.
 		eventually(ctx, func(g Gomega) {
 			_, err := env.Kubectl(ctx, t.Kubeconfig, "apply", "-f", filepath.Join(examples, "service.yaml"), "--server", t.ClusterURL(provider), "--context", t.Context)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -61,7 +62,7 @@ func (h *Handler) resourceEndpoint(info *request.RequestInfo, vs *versionState, 
 	}
 	switch info.Verb {
 	case "get":
-		return handlers.GetResource(store, scope), nil
+		return h.withObjectMediaType(scope, handlers.GetResource(store, scope)), nil
 	case "list":
 		return handlers.ListResource(store, store, scope, false, h.config.MinRequestTimeout), nil
 	case "watch":
@@ -86,7 +87,7 @@ func (h *Handler) resourceEndpoint(info *request.RequestInfo, vs *versionState, 
 func (h *Handler) subresourceEndpoint(info *request.RequestInfo, store rest.Patcher, scope *handlers.RequestScope, customResourceBody bool) (http.HandlerFunc, error) {
 	switch info.Verb {
 	case "get":
-		return handlers.GetResource(store, scope), nil
+		return h.withObjectMediaType(scope, handlers.GetResource(store, scope)), nil
 	case "update":
 		update := handlers.UpdateResource(store, scope, h.config.Admission)
 		if customResourceBody {
@@ -109,6 +110,24 @@ func (h *Handler) withBodyMediaType(scope *handlers.RequestScope, f http.Handler
 	return func(w http.ResponseWriter, req *http.Request) {
 		if _, err := negotiation.NegotiateInputSerializer(req, false, body); err != nil {
 			h.fail(w, req, scope.Kind.GroupVersion(), err)
+			return
+		}
+		f(w, req)
+	}
+}
+
+// withObjectMediaType refuses a request for one object that asks for it as
+// a PartialObjectMetadataList with 406 NotAcceptable, as upstream does for
+// built-in resources. Upstream's handler takes an unstructured object for
+// a list (it has a list's accessors) and fails with a 500 instead.
+func (h *Handler) withObjectMediaType(scope *handlers.RequestScope, f http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		if opts, _, err := negotiation.NegotiateOutputMediaType(req, scope.Serializer, scope); err == nil &&
+			opts.Convert != nil && opts.Convert.Kind == "PartialObjectMetadataList" {
+			h.fail(w, req, scope.Kind.GroupVersion(), &apierrors.StatusError{ErrStatus: metav1.Status{
+				Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+				Message: "you requested PartialObjectMetadataList, but the requested object is not a list",
+			}})
 			return
 		}
 		f(w, req)

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
 	"github.com/tessera-dev/tessera/test/integration/framework"
 )
@@ -101,6 +105,19 @@ func TestCRDsPerCluster(t *testing.T) {
 		s.MustKubectl(t, b, "apply", "-f", writeFile(t, "w.yaml", widget("w1", "large")))
 		if out, err := s.Kubectl(a, "apply", "-f", writeFile(t, "w2.yaml", widget("w2", "large"))); err == nil || !strings.Contains(out, "Invalid") {
 			t.Errorf("cluster a accepted a string size: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("one object asked for as a PartialObjectMetadataList is refused with 406, as a built-in one is", func(t *testing.T) {
+		client := kube(t, s, a)
+		if _, err := client.CoreV1().ConfigMaps("default").Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/api/v1/namespaces/default/configmaps/cm", "/apis/example.com/v1/namespaces/default/widgets/w1", "/apis/example.com/v1/namespaces/default/widgets/w1/status"} {
+			err := client.CoreV1().RESTClient().Get().AbsPath(path).SetHeader("Accept", "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io").Do(t.Context()).Error()
+			if code := apierrors.ReasonForError(err); code != metav1.StatusReasonNotAcceptable {
+				t.Errorf("GET %s as a PartialObjectMetadataList: %v (reason %q), want 406 NotAcceptable", path, err, code)
+			}
 		}
 	})
 

@@ -68,7 +68,12 @@
 // the workspace's claim, into the claim's workspace through the upsyncer
 // virtual workspace, and deleted there when it goes.
 //
-// Not done yet: moving volumes between SyncTargets, importing built-in
+// Once the shard's volume coordination has switched such a volume to
+// Sync, it goes down with its claim to every SyncTarget the claim goes to,
+// Retain everywhere but on the one SyncTarget that releases it after its
+// claim is deleted (volumes.go).
+//
+// Not done yet: importing built-in
 // resources, kcp's Deployment mutations (service account token and DNS in
 // the physical cluster), spec-diff and status annotations for advanced
 // scheduling, and upsync through more than one shard.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,8 +62,10 @@ type engine struct {
 
 	upstream   []upstreamSource
 	downstream cache.SharedIndexInformer
-	ctrl       *reconciler.Controller
-	cancel     context.CancelFunc
+	// keysOf maps a downstream object to the keys of the queue.
+	keysOf func(obj any) []reconciler.Key
+	ctrl   *reconciler.Controller
+	cancel context.CancelFunc
 }
 
 func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
@@ -88,12 +91,19 @@ func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
 	// What is upsynced is made downstream by others (a provisioner), so
 	// it carries no label of the syncer.
 	tweak := s.keyLabelSelector
-	reconcile, downstreamKeys := e.reconcile, e.upstreamKeyOf
-	if rs.upsync {
-		tweak, reconcile, downstreamKeys = nil, e.reconcileUpsync, e.upsyncKeyOf
+	reconcile := e.reconcile
+	e.keysOf = e.upstreamKeyOf
+	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	switch {
+	case rs.upsync:
+		tweak, reconcile, e.keysOf = nil, e.reconcileUpsync, e.upsyncKeyOf
+	case isVolumes(rs.gvr):
+		// Volumes are cluster-scoped: a downstream volume names its
+		// upstream one in an annotation.
+		reconcile, e.keysOf = e.reconcileVolume, volumeKeyOf
+		indexers[byUpstreamVolume] = upstreamVolumeIndex
 	}
-	e.downstream = dynamicinformer.NewFilteredDynamicInformer(s.downstream, rs.gvr, metav1.NamespaceAll, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+	e.downstream = dynamicinformer.NewFilteredDynamicInformer(s.downstream, rs.gvr, metav1.NamespaceAll, 0, indexers, tweak).Informer()
 	if err := e.downstream.SetTransform(informers.StripManagedFields); err != nil {
 		return nil, err
 	}
@@ -118,7 +128,7 @@ func (s *Syncer) newEngine(rs resourceToSync) (*engine, error) {
 			return nil, err
 		}
 	}
-	if err := e.ctrl.Watch(e.downstream, reconciler.EnqueueMappedHandler(e.ctrl, downstreamKeys)); err != nil {
+	if err := e.ctrl.Watch(e.downstream, reconciler.EnqueueMappedHandler(e.ctrl, e.keysOf)); err != nil {
 		return nil, err
 	}
 	e.ctrl.WaitFor(s.namespaces.HasSynced)
@@ -154,12 +164,8 @@ func (e *engine) start(ctx context.Context) {
 		if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
 			return
 		}
-		keysOf := e.upstreamKeyOf
-		if e.resource.upsync {
-			keysOf = e.upsyncKeyOf
-		}
 		for _, obj := range e.downstream.GetStore().List() {
-			for _, key := range keysOf(obj) {
+			for _, key := range e.keysOf(obj) {
 				e.ctrl.Enqueue(key)
 			}
 		}
@@ -227,17 +233,9 @@ func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.
 	if key.Namespace == "" {
 		return reconciler.Result{}, nil // cluster-scoped resources are not synced
 	}
-	var up *unstructured.Unstructured
-	var src upstreamSource
-	for _, s := range e.upstream {
-		obj, exists, err := s.informer.GetStore().GetByKey(key.String())
-		if err != nil {
-			return reconciler.Result{}, err
-		}
-		if exists {
-			up, src = obj.(*unstructured.Unstructured), s
-			break
-		}
+	up, src, err := e.upstreamObject(key)
+	if err != nil {
+		return reconciler.Result{}, err
 	}
 	if up != nil && skipped(up) {
 		return reconciler.Result{}, nil
@@ -278,7 +276,14 @@ func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.
 		return reconciler.Result{}, err
 	}
 
-	desired, err := desiredDownstream(up, e.resource.gvr.Resource, dsNamespace, e.s.Key)
+	desired := downstreamBody(up, e.resource.gvr.Resource, dsNamespace, e.s.Key)
+	if isClaims(e.resource.gvr) && !e.s.transformClaim(desired, up, down) {
+		// Its volume is not shown to this SyncTarget yet: a claim synced
+		// without it would get a new volume here (the volume's event
+		// brings the claim back).
+		return reconciler.Result{RequeueAfter: 10 * time.Second}, nil
+	}
+	desired, err = withAppliedHash(desired)
 	if err != nil {
 		return reconciler.Result{}, err
 	}
@@ -329,6 +334,21 @@ func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.
 		return reconciler.Result{}, fmt.Errorf("writing the status of %s %s upstream: %w", e.resource.gvr.Resource, key.String(), err)
 	}
 	return reconciler.Result{}, nil
+}
+
+// upstreamObject returns the upstream object of key and the source that
+// shows it; nil if none does.
+func (e *engine) upstreamObject(key reconciler.Key) (*unstructured.Unstructured, upstreamSource, error) {
+	for _, s := range e.upstream {
+		obj, exists, err := s.informer.GetStore().GetByKey(key.String())
+		if err != nil {
+			return nil, upstreamSource{}, err
+		}
+		if exists {
+			return obj.(*unstructured.Unstructured), s, nil
+		}
+	}
+	return nil, upstreamSource{}, nil
 }
 
 // setFinalizer adds or removes the syncer's finalizer on the upstream

@@ -366,11 +366,13 @@ func (s *Syncer) reconcileEngines(ctx context.Context, st *workloadv1alpha1.Sync
 		}
 		gvr := schema.GroupVersionResource{Group: r.Group, Version: s.downstreamVersion(r), Resource: r.Resource}
 		rs := resourceToSync{gvr: gvr, urls: urls}
-		if isUpsynced(r) {
-			rs = resourceToSync{gvr: gvr, urls: upURLs, upsync: true}
-		}
 		if len(rs.urls) > 0 {
 			want[rs.id()] = rs
+		}
+		// Volumes go up from where they are provisioned, and down once the
+		// volume coordination switched them to Sync.
+		if up := (resourceToSync{gvr: gvr, urls: upURLs, upsync: true}); isUpsynced(r) && len(up.urls) > 0 {
+			want[up.id()] = up
 		}
 	}
 	s.stopEngines(want)

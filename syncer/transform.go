@@ -125,6 +125,7 @@ var upstreamOnlyAnnotationPrefixes = []string{
 	workloadv1alpha1.ClusterFinalizerAnnotationPrefix,
 	workloadv1alpha1.InternalClusterStatusAnnotationPrefix,
 	workloadv1alpha1.ClusterSpecDiffAnnotationPrefix,
+	workloadv1alpha1.VolumeAnnotationPrefix,
 	logicalcluster.AnnotationKey,
 }
 
@@ -134,6 +135,11 @@ var upstreamOnlyAnnotationPrefixes = []string{
 // annotations, labelled with the SyncTarget's key, with the hash of
 // itself in AppliedAnnotation.
 func desiredDownstream(up *unstructured.Unstructured, resource, ns, key string) (*unstructured.Unstructured, error) {
+	return withAppliedHash(downstreamBody(up, resource, ns, key))
+}
+
+// downstreamBody is desiredDownstream without the hash.
+func downstreamBody(up *unstructured.Unstructured, resource, ns, key string) *unstructured.Unstructured {
 	d := &unstructured.Unstructured{Object: map[string]any{}}
 	for k, v := range up.Object {
 		if k != "metadata" && k != "status" {
@@ -172,11 +178,22 @@ func desiredDownstream(up *unstructured.Unstructured, resource, ns, key string) 
 		}
 	}
 	d.SetAnnotations(annotations)
+	return d
+}
+
+// withAppliedHash puts the hash of d in its AppliedAnnotation.
+func withAppliedHash(d *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	annotations := d.GetAnnotations()
+	delete(annotations, AppliedAnnotation)
+	d.SetAnnotations(annotations)
 	b, err := json.Marshal(d.Object)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
 	annotations[AppliedAnnotation] = hex.EncodeToString(sum[:12])
 	d.SetAnnotations(annotations)
 	return d, nil

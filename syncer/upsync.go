@@ -72,7 +72,9 @@ func (e *engine) reconcileUpsync(ctx context.Context, key reconciler.Key) (recon
 	var loc NamespaceLocator
 	var claim string
 	claimed := false
-	if down != nil && down.GetDeletionTimestamp() == nil {
+	// A volume the syncer applied is synced down from upstream now (the
+	// volume coordination switched it to Sync), not up.
+	if down != nil && down.GetDeletionTimestamp() == nil && down.GetLabels()[workloadv1alpha1.InternalDownstreamClusterLabel] != e.s.Key {
 		loc, claim, claimed = e.claimOf(down)
 	}
 

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -255,13 +256,21 @@ func TestSyncerAcrossShards(t *testing.T) {
 	if _, err := down.Resource(pvsGVR).Create(t.Context(), pv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the volume upsynced to the workspace on shard-1", func(ctx context.Context) (bool, error) {
+	// Once bound there, shard-1's volume coordination switches it to Sync,
+	// and the syncer takes it over through shard-1's syncer virtual
+	// workspace.
+	eventually(t, 30*time.Second, "the volume upsynced to the workspace on shard-1, then synced", func(ctx context.Context) (bool, error) {
 		got, err := dynamicClient(t, shard1, u.cluster).Resource(pvsGVR).Get(ctx, "pvc-data", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		ns, _, _ := unstructured.NestedString(got.Object, "spec", "claimRef", "namespace")
-		return ns == "web" && got.GetLabels()["state.workload.kcp.io/"+key] == "Upsync", nil
+		return ns == "web" && got.GetLabels()["state.workload.kcp.io/"+key] == "Sync" && got.GetAnnotations()[workloadv1alpha1.VolumeProvisionedByAnnotationKey] == key &&
+			slices.Contains(got.GetFinalizers(), "workload.kcp.io/syncer-"+key), fmt.Errorf("%v", got.Object)
+	})
+	eventually(t, 30*time.Second, "the volume downstream taken over by the syncer", func(ctx context.Context) (bool, error) {
+		got, err := down.Resource(pvsGVR).Get(ctx, "pvc-data", metav1.GetOptions{})
+		return err == nil && got.GetLabels()[workloadv1alpha1.InternalDownstreamClusterLabel] == key, err
 	})
 	u.shard.MustKubectl(t, u.cluster, "delete", "pvc", "data", "-n", "web", "--wait=false")
 

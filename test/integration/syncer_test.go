@@ -304,7 +304,10 @@ func TestSyncer(t *testing.T) {
 		ns, _, _ := unstructured.NestedString(u.Object, "spec", "claimRef", "namespace")
 		uid, _, _ := unstructured.NestedString(u.Object, "spec", "claimRef", "uid")
 		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-		return ns == "web" && uid == "" && phase == "Bound" && u.GetLabels()["state.workload.kcp.io/"+key] == "Upsync", fmt.Errorf("%v", u.Object)
+		// Once the workspace's claim is bound to it, the volume coordination
+		// switches it from Upsync to Sync (TestSyncerMovesVolumes).
+		state := u.GetLabels()["state.workload.kcp.io/"+key]
+		return ns == "web" && uid == "" && phase == "Bound" && (state == "Upsync" || state == "Sync"), fmt.Errorf("%v", u.Object)
 	})
 	if out := s.MustKubectl(t, app, "get", "pv"); !strings.Contains(out, "pvc-data") {
 		t.Errorf("kubectl get pv in the workspace:\n%s", out)
@@ -314,14 +317,20 @@ func TestSyncer(t *testing.T) {
 		out, err := s.Kubectl(app, "get", "pvc", "data", "-n", "web", "-o", "jsonpath={.spec.volumeName}")
 		return err == nil && out == "pvc-data", fmt.Errorf("%s", out)
 	})
-	if err := down.Resource(pvsGVR).Delete(t.Context(), "pvc-data", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 30*time.Second, "the upsynced volume gone with its downstream one", func(ctx context.Context) (bool, error) {
-		_, err := dynamicClient(t, s, app).Resource(pvsGVR).Get(ctx, "pvc-data", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
+	// The claim deleted: a volume that is not Delete stays in the
+	// workspace, Released, for manual cleanup, and the physical cluster's
+	// copy goes (Retain: the storage stays).
 	s.MustKubectl(t, app, "delete", "pvc", "data", "-n", "web", "--wait=false")
+	eventually(t, 30*time.Second, "the volume Released upstream, gone downstream", func(ctx context.Context) (bool, error) {
+		u, err := dynamicClient(t, s, app).Resource(pvsGVR).Get(ctx, "pvc-data", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+		_, downErr := down.Resource(pvsGVR).Get(ctx, "pvc-data", metav1.GetOptions{})
+		return phase == "Released" && len(u.GetFinalizers()) == 0 && apierrors.IsNotFound(downErr), fmt.Errorf("%v, downstream: %v", u.Object, downErr)
+	})
+	s.MustKubectl(t, app, "delete", "pv", "pvc-data")
 
 	// Deletion: the copy goes, then the syncer's finalizer, then the object;
 	// the emptied namespace goes too.

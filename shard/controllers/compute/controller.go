@@ -171,7 +171,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return nil
 	}
 
-	controllers, err := c.controllers()
+	controllers, err := c.controllers(ctx)
 	if err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ func (c *Controller) locationWorkspace(p *schedulingv1alpha1.Placement) (logical
 }
 
 // controllers builds the controllers and their event handlers.
-func (c *Controller) controllers() ([]*reconciler.Controller, error) {
+func (c *Controller) controllers(ctx context.Context) ([]*reconciler.Controller, error) {
 	st := reconciler.New("compute-synctarget", reconciler.Func(c.reconcileSyncTarget), reconciler.Options{Workers: 2})
 	loc := reconciler.New("compute-location", reconciler.Func(c.reconcileLocation), reconciler.Options{Workers: 2})
 	pl := reconciler.New("compute-placement", reconciler.Func(c.reconcilePlacement), reconciler.Options{Workers: 2})
@@ -270,6 +270,7 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 	res := reconciler.New("compute-resources", reconciler.Func(c.reconcileResources), reconciler.Options{Workers: 2})
 	defLoc := reconciler.New("compute-default-location", reconciler.Func(c.reconcileDefaultLocation), reconciler.Options{Workers: 1})
 	defPl := reconciler.New("compute-default-placement", reconciler.Func(c.reconcileDefaultPlacement), reconciler.Options{Workers: 1})
+	vols := c.newVolumes(ctx)
 	// The default Location is kept per cluster.
 	byCluster := func(obj any) []reconciler.Key {
 		if cluster, ok := clusterOf(obj); ok && cluster != "" {
@@ -309,13 +310,15 @@ func (c *Controller) controllers() ([]*reconciler.Controller, error) {
 		// A binding to scheduling.kcp.io makes Placements servable: the
 		// compute bindings of the cluster may get theirs.
 		{defPl, c.bindings.Informer(), reconciler.EnqueueMappedHandler(defPl, c.computeBindingsOf)},
+		// Compute bindings bring the volumes and claims of their export.
+		{vols.ctrl, c.bindings.Informer(), vols.bindingHandler()},
 	}
 	for _, w := range watches {
 		if err := w.ctrl.Watch(w.informer, w.handler); err != nil {
 			return nil, fmt.Errorf("%s: %w", w.ctrl.Name(), err)
 		}
 	}
-	return []*reconciler.Controller{st, loc, pl, ns, res, defLoc, defPl}, nil
+	return []*reconciler.Controller{st, loc, pl, ns, res, defLoc, defPl, vols.ctrl}, nil
 }
 
 func keysOf(objs []*unstructured.Unstructured, err error) []reconciler.Key {

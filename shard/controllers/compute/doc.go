@@ -75,9 +75,17 @@
 // finalizers.workload.kcp.io/<key> annotation holds it, marked with a
 // deletion time, so that the syncer removes the downstream copy first.
 //
-// Nothing is started per logical cluster, object or SyncTarget: seven
-// controllers and three informers per shard, whatever the number of
-// workspaces, and only once a workspace of the shard binds root's
+// # Volumes
+//
+// PersistentVolumes upsynced from a SyncTarget switch to Sync once their
+// claim is bound to them, then follow their claim to other SyncTargets,
+// and are released by one SyncTarget when the claim is deleted
+// (volumes.go).
+//
+// Nothing is started per logical cluster, object or SyncTarget: eight
+// controllers and three informers per shard, plus the informers of volumes
+// and claims per compute export that workspaces bind, whatever the number
+// of workspaces, and only once a workspace of the shard binds root's
 // workload.kcp.io or scheduling.kcp.io (before, about 120 goroutines and
 // three custom resource watch caches would idle for nothing).
 package compute

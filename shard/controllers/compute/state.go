@@ -78,7 +78,14 @@ func stateKeys(lbls map[string]string) map[string]bool {
 // with a deletion time first, so that the syncer removes the downstream
 // copy. It returns whether obj changed.
 func ApplyNamespaceState(obj metav1.Object, ns *corev1.Namespace, now time.Time) bool {
-	expected := stateKeys(ns.Labels)
+	return applyState(obj, ns.Labels, ns.Annotations, now)
+}
+
+// applyState makes obj's state labels and deletion annotations follow
+// those of a source object (labels lbls, annotations ann), as
+// ApplyNamespaceState describes.
+func applyState(obj metav1.Object, srcLabels, srcAnnotations map[string]string, now time.Time) bool {
+	expected := stateKeys(srcLabels)
 	current := stateKeys(obj.GetLabels())
 	lbls, ann := obj.GetLabels(), obj.GetAnnotations()
 	changed := false
@@ -103,7 +110,7 @@ func ApplyNamespaceState(obj metav1.Object, ns *corev1.Namespace, now time.Time)
 	for key := range current {
 		deletionKey := workloadv1alpha1.InternalClusterDeletionTimestampAnnotationPrefix + key
 		if expected[key] {
-			if t, ok := ns.Annotations[deletionKey]; ok {
+			if t, ok := srcAnnotations[deletionKey]; ok {
 				if _, marked := ann[deletionKey]; !marked {
 					set(&ann, deletionKey, t)
 				}
@@ -126,7 +133,7 @@ func ApplyNamespaceState(obj metav1.Object, ns *corev1.Namespace, now time.Time)
 		if current[key] {
 			continue
 		}
-		if _, removing := ns.Annotations[workloadv1alpha1.InternalClusterDeletionTimestampAnnotationPrefix+key]; removing {
+		if _, removing := srcAnnotations[workloadv1alpha1.InternalClusterDeletionTimestampAnnotationPrefix+key]; removing {
 			continue
 		}
 		set(&lbls, workloadv1alpha1.ClusterResourceStateLabelPrefix+key, string(workloadv1alpha1.ResourceStateSync))

@@ -360,19 +360,133 @@ spec:
 			name, _, _ := unstructured.NestedString(up.Object, "spec", "claimRef", "name")
 			phase, _, _ := unstructured.NestedString(up.Object, "status", "phase")
 			g.Expect([]string{ns, name, phase}).To(Equal([]string{"default", "data", "Bound"}))
-			g.Expect(up.GetLabels()).To(HaveKeyWithValue(workloadv1alpha1.ClusterResourceStateLabelPrefix+s.key, "Upsync"))
+			// Bound, it is switched from Upsync to Sync (the volume
+			// coordination) and synced from the workspace from then on.
+			g.Expect(up.GetLabels()).To(HaveKeyWithValue(workloadv1alpha1.ClusterResourceStateLabelPrefix+s.key, "Sync"))
 			out, err := ws.Kubectl(ctx, "get", "pvc", "data", "-o", "jsonpath={.status.phase}")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(out).To(Equal("Bound"))
 		}, 2*time.Minute)
 
-		By("the volume gone from the physical cluster, gone from the workspace")
+		By("the claim deleted: the volume (Retain) leaves the physical cluster, its storage kept, and stays Released in the workspace")
 		kubectl(ctx, "delete", "pvc", "data", "--wait=false")
-		Expect(s.down.Resource(pvs).Delete(ctx, pv.GetName(), metav1.DeleteOptions{})).To(Succeed())
 		eventually(ctx, func(g Gomega) {
-			_, err := up(app).Resource(pvs).Get(ctx, pv.GetName(), metav1.GetOptions{})
-			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the upsynced volume: %v", err)
+			u, err := up(app).Resource(pvs).Get(ctx, pv.GetName(), metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+			g.Expect(phase).To(Equal("Released"))
+			_, err = s.down.Resource(pvs).Get(ctx, pv.GetName(), metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the volume downstream: %v", err)
+		}, 2*time.Minute)
+		By("cleaned up by hand, as a Retain volume is")
+		Expect(up(app).Resource(pvs).Delete(ctx, pv.GetName(), metav1.DeleteOptions{})).To(Succeed())
+	})
+
+	It("moves a volume with its claim to the other physical cluster, keeping its storage", func(ctx SpecContext) {
+		// A workspace of its own, on p2, later placed on p1.
+		vol := newApp(ctx, "vol", "region=r2")
+		from, to := sites[1], sites[0]
+		manifest := filepath.Join(env.Dir, "pvc-shared.yaml")
+		Expect(os.WriteFile(manifest, []byte(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: shared
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: manual
+  resources: {requests: {storage: 1Gi}}
+`), 0o600)).To(Succeed())
+		eventually(ctx, func(g Gomega) {
+			_, err := ws.Kubectl(ctx, "apply", "-f", manifest)
+			g.Expect(err).NotTo(HaveOccurred())
 		}, time.Minute)
+		var fromNS string
+		eventually(ctx, func(g Gomega) {
+			got := downstreamObjects(ctx, g, from, pvcs)
+			g.Expect(got).To(HaveKey(vol + "|default/shared"))
+			fromNS = got[vol+"|default/shared"].GetNamespace()
+		}, time.Minute)
+
+		By("a volume provisioned for the claim on p2, bound by p2's volume controller")
+		name := "pv-shared-" + env.RunID
+		pv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
+			"metadata": map[string]any{"name": name},
+			"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteMany"},
+				"storageClassName": "manual", "persistentVolumeReclaimPolicy": "Retain", "hostPath": map[string]any{"path": "/tmp/e2e-shared"},
+				"claimRef": map[string]any{"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": fromNS, "name": "shared"}}}}
+		_, err := from.down.Resource(pvs).Create(ctx, pv, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("upsynced, then switched to Sync for p2: same volume there, Retain, its claim still Bound")
+		eventually(ctx, func(g Gomega) {
+			u, err := up(vol).Resource(pvs).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(u.GetLabels()).To(HaveKeyWithValue(workloadv1alpha1.ClusterResourceStateLabelPrefix+from.key, "Sync"))
+			g.Expect(u.GetAnnotations()).To(HaveKeyWithValue(workloadv1alpha1.VolumeProvisionedByAnnotationKey, from.key))
+			d, err := from.down.Resource(pvs).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(d.GetLabels()).To(HaveKeyWithValue(workloadv1alpha1.InternalDownstreamClusterLabel, from.key))
+			phase, _, _ := unstructured.NestedString(d.Object, "status", "phase")
+			g.Expect(phase).To(Equal("Bound"))
+			c, err := from.down.Resource(pvcs).Namespace(fromNS).Get(ctx, "shared", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			phase, _, _ = unstructured.NestedString(c.Object, "status", "phase")
+			g.Expect(phase).To(Equal("Bound"))
+		}, 2*time.Minute)
+
+		By("the workspace placed on p1 instead")
+		old := kubectl(ctx, "get", "placements", "-o", "jsonpath={.items[*].metadata.name}")
+		placement := filepath.Join(env.Dir, "placement-vol-r1.yaml")
+		Expect(os.WriteFile(placement, []byte(`apiVersion: scheduling.kcp.io/v1alpha1
+kind: Placement
+metadata:
+  name: r1
+spec:
+  locationSelectors: [{matchLabels: {region: r1}}]
+  namespaceSelector: {}
+  locationResource: {group: workload.kcp.io, version: v1alpha1, resource: synctargets}
+  locationWorkspace: root:compute
+`), 0o600)).To(Succeed())
+		kubectl(ctx, "apply", "-f", placement)
+		eventually(ctx, func(g Gomega) {
+			out, err := ws.Kubectl(ctx, "get", "placement", "r1", "-o", "jsonpath={.status.phase}")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).NotTo(Equal("Pending"))
+		}, time.Minute)
+		kubectl(ctx, "delete", "placement", old)
+
+		By("on p1 the claim is Bound, by p1's volume controller, to the same storage; p2 let go of both")
+		st, err := up(compute).Resource(syncTargets).Get(ctx, to.name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		toName := syncer.DownstreamVolumeName(syncer.SyncTargetLocator{Cluster: compute, Name: to.name, UID: st.GetUID()}, vol, name)
+		eventually(ctx, func(g Gomega) {
+			claims := downstreamObjects(ctx, g, to, pvcs)
+			g.Expect(claims).To(HaveKey(vol + "|default/shared"))
+			c := claims[vol+"|default/shared"]
+			volumeName, _, _ := unstructured.NestedString(c.Object, "spec", "volumeName")
+			phase, _, _ := unstructured.NestedString(c.Object, "status", "phase")
+			g.Expect([]string{volumeName, phase}).To(Equal([]string{toName, "Bound"}))
+			d, err := to.down.Resource(pvs).Get(ctx, toName, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			path, _, _ := unstructured.NestedString(d.Object, "spec", "hostPath", "path")
+			policy, _, _ := unstructured.NestedString(d.Object, "spec", "persistentVolumeReclaimPolicy")
+			g.Expect([]string{path, policy}).To(Equal([]string{"/tmp/e2e-shared", "Retain"}))
+			g.Expect(downstreamObjects(ctx, g, from, pvcs)).NotTo(HaveKey(vol + "|default/shared"))
+			_, err = from.down.Resource(pvs).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the volume on p2: %v", err)
+		}, 2*time.Minute)
+
+		By("the claim deleted: the volume is Retain, so it stays in the workspace, Released, and leaves p1")
+		kubectl(ctx, "delete", "pvc", "shared", "--wait=false")
+		eventually(ctx, func(g Gomega) {
+			u, err := up(vol).Resource(pvs).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+			g.Expect(phase).To(Equal("Released"))
+			g.Expect(u.GetFinalizers()).To(BeEmpty())
+			_, err = to.down.Resource(pvs).Get(ctx, toName, metav1.GetOptions{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the volume on p1: %v", err)
+		}, 2*time.Minute)
 	})
 
 	It("keeps the invariants after 500 random operations", func(ctx SpecContext) {

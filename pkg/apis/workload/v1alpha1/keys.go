@@ -45,3 +45,23 @@ const (
 	// objects.
 	InternalWorkspaceURLAnnotationKey = "internal.workload.kcp.io/workspace-url"
 )
+
+// Annotations of the volume coordination of kcp's storage design, which
+// kcp never named: a PersistentVolume upsynced from one SyncTarget is
+// switched to Sync once bound, then follows its claim to every SyncTarget
+// the claim goes to.
+const (
+	// VolumeAnnotationPrefix is the prefix of the annotations below; they
+	// stay upstream.
+	VolumeAnnotationPrefix = "storage.workload.tessera.dev/"
+	// VolumeProvisionedByAnnotationKey on an upstream PersistentVolume is
+	// the key of the SyncTarget whose physical cluster provisioned it: its
+	// downstream name there is its name upstream. Set by the switch from
+	// Upsync to Sync.
+	VolumeProvisionedByAnnotationKey = VolumeAnnotationPrefix + "provisioned-by"
+	// VolumeReclaimByAnnotationKey on an upstream PersistentVolume is the
+	// key of the one SyncTarget that releases the volume's storage once its
+	// claim is deleted (the volume's reclaim policy Delete applies there,
+	// Retain everywhere else).
+	VolumeReclaimByAnnotationKey = VolumeAnnotationPrefix + "reclaim-by"
+)

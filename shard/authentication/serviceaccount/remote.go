@@ -5,10 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -46,6 +46,9 @@ type RemoteConfig struct {
 type Remote struct {
 	cfg     RemoteConfig
 	answers *utilcache.LRUExpireCache
+	// clients are the REST clients of the other shards, by URL (one per
+	// shard, not per token or logical cluster).
+	clients sync.Map
 }
 
 var _ authenticator.Token = &Remote{}
@@ -85,14 +88,13 @@ func (r *Remote) AuthenticateToken(ctx context.Context, token string) (*authenti
 	if !ok {
 		return nil, false, nil
 	}
-	cfg.Host += "/clusters/" + cluster.String()
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := r.clientOf(cfg)
 	if err != nil {
 		return nil, false, err
 	}
-	review, err := client.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
-		Spec: authenticationv1.TokenReviewSpec{Token: token},
-	}, metav1.CreateOptions{})
+	review := &authenticationv1.TokenReview{}
+	err = client.Post().AbsPath("/clusters", cluster.String(), "apis/authentication.k8s.io/v1/tokenreviews").
+		Body(&authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}).Do(ctx).Into(review)
 	if err != nil {
 		// Not kept: the shard may answer the next time.
 		return nil, false, fmt.Errorf("reviewing a service account token of logical cluster %s on its shard: %w", cluster, err)
@@ -112,6 +114,19 @@ func (r *Remote) AuthenticateToken(ctx context.Context, token string) (*authenti
 	}
 	r.answers.Add(key, remoteAnswer{resp: resp}, r.cfg.TTL)
 	return resp, true, nil
+}
+
+// clientOf returns the REST client of a shard, made once per shard URL.
+func (r *Remote) clientOf(cfg *rest.Config) (rest.Interface, error) {
+	if c, ok := r.clients.Load(cfg.Host); ok {
+		return c.(rest.Interface), nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := r.clients.LoadOrStore(cfg.Host, cs.AuthenticationV1().RESTClient())
+	return c.(rest.Interface), nil
 }
 
 // tokenCluster returns the logical cluster a service account token names

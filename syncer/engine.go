@@ -316,24 +316,26 @@ func (e *engine) reconcile(ctx context.Context, key reconciler.Key) (reconciler.
 		// The downstream event brings the key back for the status.
 		return reconciler.Result{}, nil
 	}
+	return reconciler.Result{}, e.writeStatus(ctx, src, key, up, down)
+}
 
+// writeStatus writes the downstream object's status upstream when it
+// differs; a conflict or a missing object is left to the next event.
+func (e *engine) writeStatus(ctx context.Context, src upstreamSource, key reconciler.Key, up, down *unstructured.Unstructured) error {
 	status, hasStatus := down.Object["status"]
 	if !hasStatus || equality.Semantic.DeepEqual(status, up.Object["status"]) {
-		return reconciler.Result{}, nil
+		return nil
 	}
 	updated := up.DeepCopy()
 	updated.Object["status"] = runtime.DeepCopyJSONValue(status)
 	client, err := src.clients.For(key.Cluster)
 	if err != nil {
-		return reconciler.Result{}, err
+		return err
 	}
-	if _, err := client.Resource(e.resource.gvr).Namespace(key.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return reconciler.Result{}, nil // a newer upstream object comes as an event
-		}
-		return reconciler.Result{}, fmt.Errorf("writing the status of %s %s upstream: %w", e.resource.gvr.Resource, key.String(), err)
+	if _, err := client.Resource(e.resource.gvr).Namespace(key.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing the status of %s %s upstream: %w", e.resource.gvr.Resource, key.String(), err)
 	}
-	return reconciler.Result{}, nil
+	return nil
 }
 
 // upstreamObject returns the upstream object of key and the source that

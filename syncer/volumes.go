@@ -9,11 +9,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -285,20 +283,7 @@ func (e *engine) reconcileVolume(ctx context.Context, key reconciler.Key) (recon
 	if applied || !e.s.reportsVolumeStatus(up) {
 		return reconciler.Result{}, nil
 	}
-	status, hasStatus := down.Object["status"]
-	if !hasStatus || equality.Semantic.DeepEqual(status, up.Object["status"]) {
-		return reconciler.Result{}, nil
-	}
-	updated := up.DeepCopy()
-	updated.Object["status"] = runtime.DeepCopyJSONValue(status)
-	client, err := src.clients.For(key.Cluster)
-	if err != nil {
-		return reconciler.Result{}, err
-	}
-	if _, err := client.Resource(e.resource.gvr).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-		return reconciler.Result{}, fmt.Errorf("writing the status of volume %s upstream: %w", key.String(), err)
-	}
-	return reconciler.Result{}, nil
+	return reconciler.Result{}, e.writeStatus(ctx, src, key, up, down)
 }
 
 // releaseVolume lets go of a downstream volume without releasing its

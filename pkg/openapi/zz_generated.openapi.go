@@ -2604,6 +2604,12 @@ func schema_pkg_apis_apis_v1alpha2_AcceptablePermissionClaim(ref common.Referenc
 							Format:      "",
 						},
 					},
+					"defaultSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DefaultSelector, on an export's claim, is the selector that bindings made for a WorkspaceType's defaultAPIBindings accept the claim with (matchAll when unset); a binding that accepts it with another selector has the condition PermissionClaimsValid False with reason PermissionClaimsMismatch. A shard selects claimed objects by matchAll only, so only matchAll is accepted here.",
+							Ref:         ref(v1alpha2.PermissionClaimSelector{}.OpenAPIModelName()),
+						},
+					},
 					"selector": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Selector chooses the objects of the resource the claim reaches.",
@@ -2876,10 +2882,18 @@ func schema_pkg_apis_apis_v1alpha2_PermissionClaim(ref common.ReferenceCallback)
 							Format:      "",
 						},
 					},
+					"defaultSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DefaultSelector, on an export's claim, is the selector that bindings made for a WorkspaceType's defaultAPIBindings accept the claim with (matchAll when unset); a binding that accepts it with another selector has the condition PermissionClaimsValid False with reason PermissionClaimsMismatch. A shard selects claimed objects by matchAll only, so only matchAll is accepted here.",
+							Ref:         ref(v1alpha2.PermissionClaimSelector{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"resource", "verbs"},
 			},
 		},
+		Dependencies: []string{
+			v1alpha2.PermissionClaimSelector{}.OpenAPIModelName()},
 	}
 }
 
@@ -3101,6 +3115,12 @@ func schema_pkg_apis_apis_v1alpha2_ScopedPermissionClaim(ref common.ReferenceCal
 							Description: "IdentityHash is the identity of the export of the resource, for resources that are themselves bound through an export.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"defaultSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DefaultSelector, on an export's claim, is the selector that bindings made for a WorkspaceType's defaultAPIBindings accept the claim with (matchAll when unset); a binding that accepts it with another selector has the condition PermissionClaimsValid False with reason PermissionClaimsMismatch. A shard selects claimed objects by matchAll only, so only matchAll is accepted here.",
+							Ref:         ref(v1alpha2.PermissionClaimSelector{}.OpenAPIModelName()),
 						},
 					},
 					"selector": {

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -264,5 +265,55 @@ func TestAPIExportV1alpha2(t *testing.T) {
 	out, err = s.Kubectl("consumer", "create", "-f", yamlFile(t, "bylabel.yaml", byLabel))
 	if err == nil || !strings.Contains(out, "is invalid") || !strings.Contains(out, "selecting claimed objects by label is not supported") {
 		t.Errorf("a binding accepting a claim by label: %v\n%s", err, out)
+	}
+
+	// An export's claim may suggest a default selector: matchAll is kept
+	// (read back in v1alpha2), a label selector refused.
+	withDefault := strings.Replace(strings.Replace(cowboysExportV1alpha2, `verbs: ["get", "list"]`, "verbs: [\"get\", \"list\"]\n    defaultSelector: {matchAll: true}", 1), "name: wildwest.dev", "name: with-default", 1)
+	s.MustKubectl(t, "provider", "create", "-f", yamlFile(t, "default.yaml", withDefault))
+	var defaulted apisv1alpha2.APIExport
+	getJSON(t, s, "provider", &defaulted, "apiexports.v1alpha2.apis.kcp.io", "with-default")
+	if c := defaulted.Spec.PermissionClaims; len(c) != 1 || c[0].DefaultSelector == nil || !c[0].DefaultSelector.MatchAll || len(internalAnnotations(defaulted.ObjectMeta)) != 0 {
+		t.Errorf("an export's claim with defaultSelector matchAll, read back: %+v %v", c, defaulted.Annotations)
+	}
+	byLabelDefault := strings.Replace(withDefault, "{matchAll: true}", "{matchLabels: {app: x}}", 1)
+	byLabelDefault = strings.Replace(byLabelDefault, "name: with-default", "name: by-label-default", 1)
+	out, err = s.Kubectl("provider", "create", "-f", yamlFile(t, "bylabeldefault.yaml", byLabelDefault))
+	if err == nil || !strings.Contains(out, "is invalid") || !strings.Contains(out, "defaultSelector: Forbidden: selecting claimed objects by label is not supported") {
+		t.Errorf("an export's claim with a label defaultSelector: %v\n%s", err, out)
+	}
+
+	// Claims accepted with other verbs than the export's: a warning in
+	// PermissionClaimsValid, as kcp's; the binding stays Ready (it still
+	// serves what it bound) and the claim reaches the verbs both allow.
+	claimsValid := func() (status, reason string) {
+		b, err := kcpClient(t, s, "consumer").APIBindings().Get(t.Context(), "cowboys", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready := false
+		for _, c := range b.Status.Conditions {
+			switch c.Type {
+			case apisv1alpha1.PermissionClaimsValid:
+				status, reason = string(c.Status), c.Reason
+			case "Ready":
+				ready = c.Status == "True"
+			}
+		}
+		if !ready {
+			t.Errorf("the binding is not Ready: %+v", b.Status.Conditions)
+		}
+		return status, reason
+	}
+	if status, reason := claimsValid(); status != "True" {
+		t.Errorf("PermissionClaimsValid of a binding accepting the export's verbs: %s %s", status, reason)
+	}
+	s.MustKubectl(t, "consumer", "patch", "apibindings.v1alpha2.apis.kcp.io", "cowboys", "--type=json", "-p", `[{"op": "replace", "path": "/spec/permissionClaims/0/verbs", "value": ["get"]}]`)
+	eventually(t, 30*time.Second, "PermissionClaimsValid False, PermissionClaimsMismatch", func(ctx context.Context) (bool, error) {
+		status, reason := claimsValid()
+		return status == "False" && reason == apisv1alpha1.PermissionClaimsMismatchReason, fmt.Errorf("%s %s", status, reason)
+	})
+	if out, err := s.Kubectl("provider", "--server", vw+"consumer", "get", "configmaps"); err == nil || !strings.Contains(out, "forbidden") {
+		t.Errorf("listing through the virtual workspace, the binding accepting get only: %v\n%s", err, out)
 	}
 }

@@ -1,8 +1,16 @@
 package apibinding
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/sets"
+
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	apisv1alpha2 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha2"
+	conditionsv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/third_party/conditions/v1alpha1"
 )
 
 // statusClaimAnnotations are the annotations that keep the v1alpha2 form of
@@ -71,4 +79,54 @@ func statusClaimAnnotationsEqual(a, b *apisv1alpha1.APIBinding) bool {
 		}
 	}
 	return true
+}
+
+// setClaimsCondition sets b's PermissionClaimsValid condition, as kcp's
+// permission claim controller does: False (InvalidPermissionClaims) when
+// b accepts a claim the export does not make; else False, a warning
+// (PermissionClaimsMismatch), when an accepted claim names other verbs than
+// the export's (unless either side says "*") or another selector than the
+// export's defaultSelector; True otherwise.
+func setClaimsCondition(b *apisv1alpha1.APIBinding, export *apisv1alpha1.APIExport) {
+	answers, err := apisv1alpha2.BindingPermissionClaims(b)
+	if err != nil {
+		return
+	}
+	claims, err := apisv1alpha2.ExportPermissionClaims(export)
+	if err != nil {
+		return
+	}
+	var invalid, mismatched []string
+	for _, a := range answers {
+		if a.State != apisv1alpha2.ClaimAccepted {
+			continue
+		}
+		i := slices.IndexFunc(claims, func(c apisv1alpha2.PermissionClaim) bool { return c.EqualGRI(a.PermissionClaim) })
+		if i < 0 {
+			invalid = append(invalid, a.PermissionClaim.String())
+			continue
+		}
+		exported := claims[i]
+		var parts []string
+		if !slices.Contains(a.Verbs, apisv1alpha2.VerbAll) && !slices.Contains(exported.Verbs, apisv1alpha2.VerbAll) &&
+			!sets.New(a.Verbs...).Equal(sets.New(exported.Verbs...)) {
+			parts = append(parts, fmt.Sprintf("verbs: accepted %v, exported %v", a.Verbs, exported.Verbs))
+		}
+		if exported.DefaultSelector != nil && !equality.Semantic.DeepEqual(a.Selector, *exported.DefaultSelector) {
+			parts = append(parts, "selector differs from defaultSelector")
+		}
+		if len(parts) > 0 {
+			mismatched = append(mismatched, fmt.Sprintf("%s (%s)", a.PermissionClaim.String(), strings.Join(parts, "; ")))
+		}
+	}
+	switch {
+	case len(invalid) > 0:
+		conditionsv1alpha1.MarkFalse(b, apisv1alpha1.PermissionClaimsValid, apisv1alpha1.InvalidPermissionClaimsReason, conditionsv1alpha1.ConditionSeverityError,
+			"%d accepted permission claims the APIExport does not make: %s", len(invalid), strings.Join(invalid, ", "))
+	case len(mismatched) > 0:
+		conditionsv1alpha1.MarkFalse(b, apisv1alpha1.PermissionClaimsValid, apisv1alpha1.PermissionClaimsMismatchReason, conditionsv1alpha1.ConditionSeverityWarning,
+			"%d permission claim(s) have mismatched verbs or selectors: %s", len(mismatched), strings.Join(mismatched, ", "))
+	default:
+		conditionsv1alpha1.MarkTrue(b, apisv1alpha1.PermissionClaimsValid)
+	}
 }

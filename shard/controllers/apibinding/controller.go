@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -319,6 +318,7 @@ func (c *Controller) bind(cluster logicalcluster.Name, b *apisv1alpha1.APIBindin
 		return invalid(apisv1alpha1.APIExportNotFoundReason, "APIExport %s in workspace %s has no identity yet", ref.Name, path)
 	}
 	conditionsv1alpha1.MarkTrue(b, apisv1alpha1.APIExportValid)
+	setClaimsCondition(b, export)
 	b.Status.APIExportClusterName = exportCluster.String()
 
 	previous := map[schema.GroupResource]apisv1alpha1.BoundAPIResource{}
@@ -422,19 +422,16 @@ func acceptedClaims(answers []apisv1alpha1.AcceptablePermissionClaim, claims []a
 }
 
 // summarize sets the Ready condition kcp's clients (and the READY column)
-// read: True when every other condition is, else the first that is not.
+// read. As in kcp, it mirrors InitialBindingCompleted only: conditions that
+// turn False after the binding first completed (the export gone, a claim
+// mismatch) do not take the binding's readiness away, since what it bound
+// is still served.
 func summarize(b *apisv1alpha1.APIBinding) {
-	for _, c := range b.Status.Conditions {
-		if c.Type == conditionsv1alpha1.ReadyCondition || c.Status == corev1.ConditionTrue {
-			continue
-		}
-		conditionsv1alpha1.Set(b, &conditionsv1alpha1.Condition{
-			Type: conditionsv1alpha1.ReadyCondition, Status: corev1.ConditionFalse,
-			Severity: c.Severity, Reason: c.Reason, Message: c.Message,
-		})
+	c := conditionsv1alpha1.Get(b, apisv1alpha1.InitialBindingCompleted)
+	if c == nil {
 		return
 	}
-	if len(b.Status.Conditions) > 0 {
-		conditionsv1alpha1.MarkTrue(b, conditionsv1alpha1.ReadyCondition)
-	}
+	ready := *c
+	ready.Type = conditionsv1alpha1.ReadyCondition
+	conditionsv1alpha1.Set(b, &ready)
 }

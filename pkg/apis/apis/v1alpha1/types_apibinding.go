@@ -146,8 +146,13 @@ const (
 	NamingConflictsReason = "NamingConflicts"
 	// PermissionClaimsValid is true when the claims are well formed.
 	PermissionClaimsValid conditionsv1alpha1.ConditionType = "PermissionClaimsValid"
-	// InvalidPermissionClaimsReason: a claim is malformed.
+	// InvalidPermissionClaimsReason: an accepted claim is not one the
+	// export makes.
 	InvalidPermissionClaimsReason = "InvalidPermissionClaims"
+	// PermissionClaimsMismatchReason: an accepted claim has other verbs
+	// than the export's, or another selector than its defaultSelector
+	// (a warning: the claim is in effect with the verbs both allow).
+	PermissionClaimsMismatchReason = "PermissionClaimsMismatch"
 	// PermissionClaimsApplied is true when the accepted claims are in
 	// effect.
 	PermissionClaimsApplied conditionsv1alpha1.ConditionType = "PermissionClaimsApplied"

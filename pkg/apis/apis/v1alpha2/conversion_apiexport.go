@@ -7,8 +7,9 @@ import (
 // ConvertAPIExportToV1alpha1 converts a v1alpha2 export into its v1alpha1
 // (stored) form. Resources that latestResourceSchemas can hold become its
 // schema names, the others are kept in ResourceSchemasAnnotation; every
-// claim becomes a claim of all objects, and the verbs of those whose verbs
-// are not ["*"] are kept in PermissionClaimsAnnotation. What a previous
+// claim becomes a claim of all objects, and those whose verbs are not
+// ["*"] or that have a defaultSelector are kept in
+// PermissionClaimsAnnotation. What a previous
 // conversion from v1alpha1 kept in PermissionClaimsV1Alpha1Annotation
 // (all and resourceSelector) is restored.
 func ConvertAPIExportToV1alpha1(in *APIExport, out *apisv1alpha1.APIExport) error {
@@ -132,7 +133,7 @@ func claimsToV1alpha1(in []PermissionClaim) (out []apisv1alpha1.PermissionClaim,
 	out = make([]apisv1alpha1.PermissionClaim, 0, len(in))
 	for _, c := range in {
 		out = append(out, claimToV1alpha1(c))
-		if !isAllVerbs(c.Verbs) {
+		if !isAllVerbs(c.Verbs) || c.DefaultSelector != nil {
 			narrowed = append(narrowed, *c.DeepCopy())
 		}
 	}
@@ -172,13 +173,14 @@ func claimFromV1alpha1(c apisv1alpha1.PermissionClaim) PermissionClaim {
 	}
 }
 
-// restoreVerbs gives each claim the verbs of the kept claim of the same
-// group, resource and identity.
+// restoreVerbs gives each claim the verbs and defaultSelector of the kept
+// claim of the same group, resource and identity.
 func restoreVerbs(claims, kept []PermissionClaim) {
 	for _, k := range kept {
 		for i := range claims {
 			if claims[i].EqualGRI(k) {
 				claims[i].Verbs = k.Verbs
+				claims[i].DefaultSelector = k.DefaultSelector.DeepCopy()
 			}
 		}
 	}

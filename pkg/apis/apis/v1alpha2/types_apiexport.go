@@ -132,6 +132,13 @@ type PermissionClaim struct {
 	// IdentityHash is the identity of the export of the resource, for
 	// resources that are themselves bound through an export.
 	IdentityHash string `json:"identityHash,omitempty"`
+	// DefaultSelector, on an export's claim, is the selector that bindings
+	// made for a WorkspaceType's defaultAPIBindings accept the claim with
+	// (matchAll when unset); a binding that accepts it with another
+	// selector has the condition PermissionClaimsValid False with reason
+	// PermissionClaimsMismatch. A shard selects claimed objects by
+	// matchAll only, so only matchAll is accepted here.
+	DefaultSelector *PermissionClaimSelector `json:"defaultSelector,omitempty"`
 }
 
 // String returns <resource>.<group>[:<identityHash>].

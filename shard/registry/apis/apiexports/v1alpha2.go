@@ -64,7 +64,11 @@ func validateV1alpha2(e *apisv1alpha1.APIExport) field.ErrorList {
 	}
 	p := field.NewPath("spec")
 	for i, c := range v2.Spec.PermissionClaims {
-		errs = append(errs, ValidateClaimVerbs(c.Verbs, p.Child("permissionClaims").Index(i).Child("verbs"))...)
+		cp := p.Child("permissionClaims").Index(i)
+		errs = append(errs, ValidateClaimVerbs(c.Verbs, cp.Child("verbs"))...)
+		if c.DefaultSelector != nil {
+			errs = append(errs, validateSelector(*c.DefaultSelector, true, cp.Child("defaultSelector"))...)
+		}
 	}
 	for i, r := range v2.Spec.Resources {
 		if i < len(e.Spec.LatestResourceSchemas) {
@@ -100,18 +104,24 @@ func ValidateBindingV1alpha2(b *apisv1alpha1.APIBinding) field.ErrorList {
 	for i, c := range claims {
 		cp := p.Index(i)
 		errs = append(errs, ValidateClaimVerbs(c.Verbs, cp.Child("verbs"))...)
-		s := c.Selector
-		hasLabels := len(s.MatchLabels) > 0 || len(s.MatchExpressions) > 0
-		switch {
-		case s.MatchAll && hasLabels:
-			errs = append(errs, field.Invalid(cp.Child("selector"), selectorString(s), "matchLabels and matchExpressions cannot be used with matchAll"))
-		case hasLabels && c.State == apisv1alpha2.ClaimAccepted:
-			errs = append(errs, field.Forbidden(cp.Child("selector"), "selecting claimed objects by label is not supported by this server: use matchAll"))
-		case !s.MatchAll && !hasLabels:
-			errs = append(errs, field.Required(cp.Child("selector"), "either one of matchAll, matchLabels, or matchExpressions must be set"))
-		}
+		errs = append(errs, validateSelector(c.Selector, c.State == apisv1alpha2.ClaimAccepted, cp.Child("selector"))...)
 	}
 	return errs
+}
+
+// validateSelector validates a claim's selector, on p: well formed and,
+// when it takes effect (an accepted claim, an export's default), matchAll.
+func validateSelector(s apisv1alpha2.PermissionClaimSelector, inEffect bool, p *field.Path) field.ErrorList {
+	hasLabels := len(s.MatchLabels) > 0 || len(s.MatchExpressions) > 0
+	switch {
+	case s.MatchAll && hasLabels:
+		return field.ErrorList{field.Invalid(p, selectorString(s), "matchLabels and matchExpressions cannot be used with matchAll")}
+	case hasLabels && inEffect:
+		return field.ErrorList{field.Forbidden(p, "selecting claimed objects by label is not supported by this server: use matchAll")}
+	case !s.MatchAll && !hasLabels:
+		return field.ErrorList{field.Required(p, "either one of matchAll, matchLabels, or matchExpressions must be set")}
+	}
+	return nil
 }
 
 func selectorString(s apisv1alpha2.PermissionClaimSelector) string {

@@ -78,3 +78,51 @@ func TestSetStatusClaimAnnotations(t *testing.T) {
 		})
 	}
 }
+
+func TestSetClaimsCondition(t *testing.T) {
+	configmaps := apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "configmaps"}, All: true}
+	secrets := apisv1alpha1.PermissionClaim{GroupResource: apisv1alpha1.GroupResource{Resource: "secrets"}, All: true}
+	export := func(claims string) *apisv1alpha1.APIExport {
+		e := &apisv1alpha1.APIExport{Spec: apisv1alpha1.APIExportSpec{PermissionClaims: []apisv1alpha1.PermissionClaim{configmaps}}}
+		if claims != "" {
+			e.Annotations = map[string]string{apisv1alpha2.PermissionClaimsAnnotation: claims}
+		}
+		return e
+	}
+	binding := func(answers string, claims ...apisv1alpha1.PermissionClaim) *apisv1alpha1.APIBinding {
+		b := &apisv1alpha1.APIBinding{}
+		for _, c := range claims {
+			b.Spec.PermissionClaims = append(b.Spec.PermissionClaims, apisv1alpha1.AcceptablePermissionClaim{PermissionClaim: c, State: apisv1alpha1.ClaimAccepted})
+		}
+		if answers != "" {
+			b.Annotations = map[string]string{apisv1alpha2.AcceptablePermissionClaimsAnnotation: answers}
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name           string
+		export         *apisv1alpha1.APIExport
+		binding        *apisv1alpha1.APIBinding
+		status, reason string
+	}{
+		{"all verbs on both sides", export(""), binding("", configmaps), "True", ""},
+		{"a claim the export does not make", export(""), binding("", configmaps, secrets), "False", apisv1alpha1.InvalidPermissionClaimsReason},
+		{"fewer verbs than the export's", export(`[{"resource":"configmaps","verbs":["get","list"]}]`),
+			binding(`[{"resource":"configmaps","verbs":["get"],"selector":{"matchAll":true},"state":"Accepted"}]`, configmaps), "False", apisv1alpha1.PermissionClaimsMismatchReason},
+		{"the same verbs in another order", export(`[{"resource":"configmaps","verbs":["get","list"]}]`),
+			binding(`[{"resource":"configmaps","verbs":["list","get"],"selector":{"matchAll":true},"state":"Accepted"}]`, configmaps), "True", ""},
+		{"the default selector accepted", export(`[{"resource":"configmaps","verbs":["*"],"defaultSelector":{"matchAll":true}}]`), binding("", configmaps), "True", ""},
+	} {
+		b := tc.binding
+		setClaimsCondition(b, tc.export)
+		var status, reason string
+		for _, c := range b.Status.Conditions {
+			if c.Type == apisv1alpha1.PermissionClaimsValid {
+				status, reason = string(c.Status), c.Reason
+			}
+		}
+		if status != tc.status || reason != tc.reason {
+			t.Errorf("%s: PermissionClaimsValid %s %s, want %s %s", tc.name, status, reason, tc.status, tc.reason)
+		}
+	}
+}

@@ -30,6 +30,9 @@ func TestValidateJoin(t *testing.T) {
 		{name: "another name without the root kubeconfig", args: []string{"--shard-name=shard-1"}, root: true, wantErr: []string{`--shard-name "shard-1" requires --root-shard-kubeconfig-file`}},
 		{name: "root joining root", args: []string{"--root-shard-kubeconfig-file=" + kubeconfig}, wantErr: []string{"needs a --shard-name other than"}},
 		{name: "missing root kubeconfig", args: []string{"--shard-name=shard-1", "--root-shard-kubeconfig-file=" + filepath.Join(dir, "none")}, wantErr: []string{"--root-shard-kubeconfig-file: stat"}},
+		{name: "first pod of a StatefulSet of all shards: root", args: []string{"--shard-name=t-shard-0", "--root-at-ordinal-zero", "--root-shard-kubeconfig-file=" + kubeconfig}, root: true},
+		{name: "another pod of it joins root", args: []string{"--shard-name=t-shard-10", "--root-at-ordinal-zero", "--root-shard-kubeconfig-file=" + kubeconfig}},
+		{name: "an ordinal-zero name without the flag joins root", args: []string{"--shard-name=t-shard-0", "--root-shard-kubeconfig-file=" + kubeconfig}},
 		{name: "installation CA", args: []string{"--installation-ca-cert-file=" + ca, "--installation-ca-key-file=" + caKey}, root: true},
 		{name: "CA without key", args: []string{"--installation-ca-cert-file=" + ca}, root: true, wantErr: []string{"--installation-ca-cert-file and --installation-ca-key-file go together"}},
 		{name: "serving key without cert", args: []string{"--tls-private-key-file=" + caKey}, root: true, wantErr: []string{"--tls-cert-file and --tls-private-key-file go together"}},
@@ -50,6 +53,9 @@ func TestValidateJoin(t *testing.T) {
 			}
 			if c.IsRoot() != tt.root {
 				t.Errorf("IsRoot() = %v, want %v", c.IsRoot(), tt.root)
+			}
+			if c.IsRoot() && c.ShardName != RootShardName && len(tt.wantErr) == 0 {
+				t.Errorf("the root shard is named %q", c.ShardName)
 			}
 			errs := c.Validate()
 			var got []string

@@ -120,6 +120,9 @@ type Options struct {
 	// shard-base context when it has one, as kcp reads it; else its
 	// current context). See package server, join.go.
 	RootShardKubeconfigFile string
+	// RootAtOrdinalZero makes the first pod of a StatefulSet of all shards
+	// the root shard (servercmd.RootAtOrdinalZeroUsage).
+	RootAtOrdinalZero bool
 
 	// TLSCertFile and TLSPrivateKeyFile are an existing serving
 	// certificate, used as is; otherwise one is generated under
@@ -185,6 +188,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.ShardVirtualWorkspaceURL, "shard-virtual-workspace-url", o.ShardVirtualWorkspaceURL, "Address of this shard's virtual workspaces (default: the base URL).")
 	fs.BoolVar(&o.RunVirtualWorkspaces, "run-virtual-workspaces", o.RunVirtualWorkspaces, "Serve the virtual workspaces (/services/apiexport, /services/initializingworkspaces) in the shard process. Off when tessera-virtual-workspaces serves them; then --shard-virtual-workspace-url must say where.")
 
+	fs.BoolVar(&o.RootAtOrdinalZero, servercmd.RootAtOrdinalZeroFlag, o.RootAtOrdinalZero, servercmd.RootAtOrdinalZeroUsage)
 	fs.StringVar(&o.RootShardKubeconfigFile, "root-shard-kubeconfig-file", o.RootShardKubeconfigFile, "Kubeconfig holding admin (system:masters) credentials to the root shard; its shard-base context if present, else its current context. With it, this shard joins that installation: --shard-name must not be root.")
 	fs.StringVar(&o.ShardClientCertFile, "shard-client-cert-file", o.ShardClientCertFile, "Client certificate the shard presents to other shards and the cache server (default: generated under <root directory>/certs for user system:shard:<shard name> in group system:masters).")
 	fs.StringVar(&o.ShardClientKeyFile, "shard-client-key-file", o.ShardClientKeyFile, "Key of --shard-client-cert-file.")
@@ -259,6 +263,9 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	}
 	c := *o
 	c.RootDirectory = root
+	if c.RootAtOrdinalZero && servercmd.AtOrdinalZero(c.ShardName) {
+		c.ShardName, c.RootShardKubeconfigFile = RootShardName, ""
+	}
 	c.ExternalHostname = servercmd.ExternalHostname(c.ExternalHostname, c.BindAddress)
 	if c.ShardBaseURL == "" {
 		c.ShardBaseURL = "https://" + net.JoinHostPort(c.ExternalHostname, strconv.Itoa(c.SecurePort))

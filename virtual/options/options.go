@@ -38,6 +38,9 @@ type Options struct {
 	// ShardName names the shard, for logs and the user agent, and tells
 	// its own replicas in the cache apart.
 	ShardName string
+	// RootAtOrdinalZero names the shard root when --shard-name is the
+	// first pod of a StatefulSet of all shards.
+	RootAtOrdinalZero bool
 	// CacheKubeconfig, if set, reaches the installation's cache server
 	// (system:masters): exports and schemas of other shards are read
 	// there, for the consumers on this shard of exports elsewhere.
@@ -105,6 +108,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Admin kubeconfig (system:masters, e.g. the shard-base context of a shard's admin.kubeconfig) of the one shard whose virtual workspaces are served (required). Only this shard is read, over its wildcard endpoint /clusters/*.")
 	fs.StringVar(&o.Context, "context", o.Context, "Context of --kubeconfig to use (default: its current context).")
 	fs.StringVar(&o.ShardName, "shard-name", o.ShardName, "Name of the shard: for logs, and to tell its own replicas in the cache apart.")
+	fs.BoolVar(&o.RootAtOrdinalZero, servercmd.RootAtOrdinalZeroFlag, o.RootAtOrdinalZero, servercmd.RootAtOrdinalZeroUsage)
 	fs.StringVar(&o.CacheKubeconfig, "cache-kubeconfig", o.CacheKubeconfig, "Kubeconfig of the installation's cache server (system:masters; or of a root shard, which embeds one). With it, consumers on this shard of APIExports on other shards are served, and access to those exports is asked of their shards. Without it, only this shard's exports are served.")
 	fs.StringVar(&o.RootDirectory, "root-directory", o.RootDirectory, "Directory for generated certificates: a CA and a serving certificate signed by it, when --tls-cert-file is not given.")
 
@@ -150,6 +154,9 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	}
 	c := *o
 	c.RootDirectory = root
+	if c.RootAtOrdinalZero && servercmd.AtOrdinalZero(c.ShardName) {
+		c.ShardName = "root"
+	}
 	c.ExternalHostname = servercmd.ExternalHostname(c.ExternalHostname, c.BindAddress)
 	return CompletedOptions{&completedOptions{&c}}, nil
 }

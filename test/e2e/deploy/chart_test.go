@@ -90,14 +90,20 @@ var _ = Describe("The chart", Label("deploy", "chart"), func() {
 
 		objs, err := render(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		root := as[appsv1.StatefulSet](objs["StatefulSet/t-root"])
+		// One StatefulSet of every shard, rolled one pod at a time: its
+		// first pod is root (--root-at-ordinal-zero), the others join it.
+		Expect(objs).NotTo(HaveKey("StatefulSet/t-root"))
 		shards := as[appsv1.StatefulSet](objs["StatefulSet/t-shard"])
-		Expect(*root.Spec.Replicas).To(BeEquivalentTo(1))
-		Expect(*shards.Spec.Replicas).To(BeEquivalentTo(2))
-		Expect(root.Spec.VolumeClaimTemplates).To(HaveLen(1), "embedded etcd on a PersistentVolumeClaim by default")
+		Expect(*shards.Spec.Replicas).To(BeEquivalentTo(3))
+		Expect(shards.Spec.UpdateStrategy.Type).To(Equal(appsv1.RollingUpdateStatefulSetStrategyType))
+		Expect(shards.Spec.VolumeClaimTemplates).To(HaveLen(1), "embedded etcd on a PersistentVolumeClaim by default")
 		shard := shards.Spec.Template.Spec.Containers[0]
+		Expect(args(shard)).To(ContainSubstring("--shard-name=$(POD_NAME) --root-at-ordinal-zero"))
 		Expect(args(shard)).To(ContainSubstring("--root-shard-kubeconfig-file="))
-		Expect(args(root.Spec.Template.Spec.Containers[0])).NotTo(ContainSubstring("--root-shard-kubeconfig-file"))
+		Expect(args(shards.Spec.Template.Spec.Containers[1])).To(ContainSubstring("--shard-name=$(POD_NAME) --root-at-ordinal-zero"))
+		pdb := objs["PodDisruptionBudget/t-shard"]
+		Expect(pdb).NotTo(BeNil())
+		Expect(pdb.Object["spec"]).To(HaveKeyWithValue("maxUnavailable", BeEquivalentTo(1)))
 		Expect(args(shard)).To(ContainSubstring("--shard-external-url=https://t-front-proxy.ns.svc"))
 		Expect(shard.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
 		Expect(shard.LivenessProbe.HTTPGet.Path).To(Equal("/livez"))
@@ -116,7 +122,10 @@ var _ = Describe("The chart", Label("deploy", "chart"), func() {
 		jobArgs, _, _ := unstructured.NestedSlice(job.Object, "spec", "template", "spec", "containers")
 		Expect(jobArgs).NotTo(BeEmpty())
 		Expect(jobArgs[0].(map[string]any)["args"]).To(ContainElement(
-			"--serving=t-virtual-workspaces-tls=t-root-0.t-root.ns.svc.cluster.local,t-shard-0.t-shard.ns.svc.cluster.local,t-shard-1.t-shard.ns.svc.cluster.local,localhost,127.0.0.1"))
+			"--serving=t-virtual-workspaces-tls=t-shard-0.t-shard.ns.svc.cluster.local,t-shard-1.t-shard.ns.svc.cluster.local,t-shard-2.t-shard.ns.svc.cluster.local,localhost,127.0.0.1"))
+		kubeconfigs := objs["ConfigMap/t-kubeconfigs"]
+		Expect(kubeconfigs).NotTo(BeNil())
+		Expect(kubeconfigs.Object["data"]).To(HaveKeyWithValue("root.kubeconfig", ContainSubstring("server: https://t-shard-0.t-shard.ns.svc.cluster.local:6443")))
 	})
 
 	It("takes its settings from values: shards, service, external etcd, external hostname, network policy", func(ctx SpecContext) {
@@ -124,12 +133,12 @@ var _ = Describe("The chart", Label("deploy", "chart"), func() {
 			"etcd.external.enabled=true", "etcd.external.servers={https://etcd:2379}", "etcd.external.clientSecret=etcd-client",
 			"externalHostname=tessera.example.com", "externalPort=8443", "networkPolicy.enabled=true", "certificates.caSecret=my-ca")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(objs).NotTo(HaveKey("StatefulSet/t-shard"), "shards.count=0 leaves only root")
-		root := as[appsv1.StatefulSet](objs["StatefulSet/t-root"])
+		root := as[appsv1.StatefulSet](objs["StatefulSet/t-shard"])
+		Expect(*root.Spec.Replicas).To(BeEquivalentTo(1), "shards.count=0 leaves only root")
 		Expect(root.Spec.VolumeClaimTemplates).To(BeEmpty())
 		a := args(root.Spec.Template.Spec.Containers[0])
 		Expect(a).To(ContainSubstring("--etcd-servers=https://etcd:2379"))
-		Expect(a).To(ContainSubstring("--etcd-prefix=/tessera/root/registry"))
+		Expect(a).To(ContainSubstring("--etcd-prefix=/tessera/$(POD_NAME)/registry"))
 		Expect(a).To(ContainSubstring("--etcd-certfile=/etc/tessera/etcd/tls.crt"))
 		Expect(a).To(ContainSubstring("--shard-external-url=https://tessera.example.com:8443"))
 		svc := as[corev1.Service](objs["Service/t-front-proxy"])
@@ -174,6 +183,7 @@ var _ = Describe("The chart", Label("deploy", "chart"), func() {
 		},
 		Entry("an unknown service type", "frontProxy.service.type=Ingress", "frontProxy.service.type"),
 		Entry("a negative shard count", "shards.count=-1", "shards.count"),
+		Entry("root's values of the two-StatefulSet chart", "root.extraArgs={--v=2}", "root"),
 		Entry("a misspelt key", "shard.homeWorkspace=true", "homeWorkspace"),
 		Entry("external etcd without servers", "etcd.external.enabled=true", "servers"),
 		Entry("a storage size that is not a quantity", "etcd.storage.size=lots", "etcd.storage.size"),

@@ -37,9 +37,9 @@ const (
 	ns      = "tessera"
 )
 
-// shardNames are the shards of the installation: root and the shards
-// StatefulSet's pods.
-var shardNames = []string{"root", release + "-shard-0", release + "-shard-1"}
+// shardNames are the shards of the installation: root (the shards
+// StatefulSet's first pod) and the other pods of that StatefulSet.
+var shardNames = []string{"root", release + "-shard-1", release + "-shard-2"}
 
 const thingsCRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -125,7 +125,7 @@ var _ = Describe("The chart installed into a cluster whose pods run", Ordered, L
 	// shardPods returns the pods of the shards by name.
 	shardPods := func(ctx context.Context) map[string]corev1.Pod {
 		GinkgoHelper()
-		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + release + ",app.kubernetes.io/component in (root,shard)"})
+		pods, err := kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + release + ",app.kubernetes.io/component=shard"})
 		Expect(err).NotTo(HaveOccurred())
 		m := map[string]corev1.Pod{}
 		for _, p := range pods.Items {
@@ -154,7 +154,8 @@ var _ = Describe("The chart installed into a cluster whose pods run", Ordered, L
 			"--set", "externalPort="+strconv.Itoa(cl.ProxyPort),
 			"--set", "etcd.storage.size=1Gi", "--set", "cacheServer.storage.size=1Gi",
 			// root:compute, for the syncer.
-			"--set", "root.extraArgs[0]=--batteries-included=root-compute-workspace")
+			// (The other shards ignore it.)
+			"--set", "shards.extraArgs[0]=--batteries-included=root-compute-workspace")
 		installed := time.Since(start)
 
 		secret, err := kube.CoreV1().Secrets(ns).Get(ctx, release+"-admin-kubeconfig", metav1.GetOptions{})
@@ -454,29 +455,25 @@ metadata:
 		DeferCleanup(stop)
 		time.Sleep(2 * time.Second)
 
-		// While the upgrade runs, count the shard pods that are not ready.
+		// While the upgrade runs, count the shard pods, root included, that
+		// are not ready or missing.
 		var mu sync.Mutex
-		maxDown := map[string]int{}
+		maxDown := 0
 		sampleCtx, stopSampling := context.WithCancel(ctx)
 		sampled := make(chan struct{})
 		go func() {
 			defer close(sampled)
 			for sampleCtx.Err() == nil {
-				down := map[string]int{}
-				if pods, err := kube.CoreV1().Pods(ns).List(sampleCtx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + release + ",app.kubernetes.io/component in (root,shard)"}); err == nil {
+				if pods, err := kube.CoreV1().Pods(ns).List(sampleCtx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + release + ",app.kubernetes.io/component=shard"}); err == nil {
+					down := max(0, 3-len(pods.Items))
 					for _, p := range pods.Items {
-						if !podReady(&p) {
-							down[p.Labels["app.kubernetes.io/component"]]++
+						if !podReady(&p) || p.DeletionTimestamp != nil {
+							down++
 						}
 					}
-					for set := range map[string]bool{"root": true, "shard": true} {
-						if len(pods.Items) < 3 {
-							down["missing"] = 3 - len(pods.Items)
-						}
-						mu.Lock()
-						maxDown[set] = max(maxDown[set], down[set])
-						mu.Unlock()
-					}
+					mu.Lock()
+					maxDown = max(maxDown, down)
+					mu.Unlock()
 				}
 				time.Sleep(250 * time.Millisecond)
 			}
@@ -485,7 +482,7 @@ metadata:
 		By("helm upgrade with another log level: every shard pod is replaced")
 		start := time.Now()
 		helm(ctx, "upgrade", release, chartDir, "--reuse-values", "--wait", "--timeout", "8m",
-			"--set", "root.extraArgs={--v=1}", "--set", "shards.extraArgs={--v=1}")
+			"--set", "shards.extraArgs={--batteries-included=root-compute-workspace,--v=1}")
 		rolled := time.Since(start)
 		stopSampling()
 		<-sampled
@@ -499,8 +496,7 @@ metadata:
 			Expect(strings.Join(p.Spec.Containers[0].Args, " ")).To(ContainSubstring("--v=1"))
 		}
 		mu.Lock()
-		Expect(maxDown["shard"]).To(BeNumerically("<=", 1), "shard pods not ready at once")
-		Expect(maxDown["root"]).To(BeNumerically("<=", 1))
+		Expect(maxDown).To(BeNumerically("<=", 1), "shards not ready at once, root included")
 		mu.Unlock()
 
 		// The front-proxies' logs of the upgrade stay in the work directory.
@@ -597,7 +593,7 @@ metadata:
 		for _, p := range pvcs.Items {
 			names = append(names, p.Name)
 		}
-		Expect(names).To(ConsistOf("data-"+release+"-root-0", "data-"+release+"-shard-0", "data-"+release+"-shard-1", "data-"+release+"-cache-0"))
+		Expect(names).To(ConsistOf("data-"+release+"-shard-0", "data-"+release+"-shard-1", "data-"+release+"-shard-2", "data-"+release+"-cache-0"))
 	})
 })
 

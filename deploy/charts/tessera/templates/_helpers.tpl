@@ -39,11 +39,11 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- end -}}
 {{- end -}}
 
-{{/* host of a shard pod: include "tessera.shardHost" (list . "root" 0) or (list . "shard" 2) */}}
+{{/* host of a shard pod: include "tessera.shardHost" (list . 0) for root, (list . 2) for the second further shard */}}
 {{- define "tessera.shardHost" -}}
 {{- $root := index . 0 -}}
-{{- $set := printf "%s-%s" (include "tessera.fullname" $root) (index . 1) -}}
-{{- printf "%s-%d.%s.%s" $set (index . 2) $set (include "tessera.svcDomain" $root) -}}
+{{- $set := printf "%s-shard" (include "tessera.fullname" $root) -}}
+{{- printf "%s-%d.%s.%s" $set (index . 1) $set (include "tessera.svcDomain" $root) -}}
 {{- end -}}
 
 {{- define "tessera.cacheHost" -}}
@@ -108,9 +108,9 @@ clients (Secret name to user and groups), as YAML. */}}
 {{- $ns := .Release.Namespace -}}
 {{- $domain := include "tessera.svcDomain" . -}}
 {{- $local := list "localhost" "127.0.0.1" -}}
-{{- $vwHosts := list (include "tessera.shardHost" (list . "root" 0)) -}}
-{{- range $i, $_ := until (int .Values.shards.count) -}}
-{{- $vwHosts = append $vwHosts (include "tessera.shardHost" (list $ "shard" $i)) -}}
+{{- $vwHosts := list -}}
+{{- range $i, $_ := until (add 1 (int .Values.shards.count) | int) -}}
+{{- $vwHosts = append $vwHosts (include "tessera.shardHost" (list $ $i)) -}}
 {{- end -}}
 serving:
   {{ $fn }}-cache-tls: {{ list (printf "%s-cache" $fn) (printf "%s-cache.%s.svc" $fn $ns) (include "tessera.cacheHost" .) | toJson }}

@@ -316,4 +316,33 @@ func TestAPIExportV1alpha2(t *testing.T) {
 	if out, err := s.Kubectl("provider", "--server", vw+"consumer", "get", "configmaps"); err == nil || !strings.Contains(out, "forbidden") {
 		t.Errorf("listing through the virtual workspace, the binding accepting get only: %v\n%s", err, out)
 	}
+
+	// The consumers' bindings of the export are served read-only in its
+	// virtual workspace, as kcp's: only those of this export.
+	s.MustKubectl(t, "provider", "create", "-f", yamlFile(t, "empty.yaml", "apiVersion: apis.kcp.io/v1alpha1\nkind: APIExport\nmetadata:\n  name: empty\nspec: {}\n"))
+	eventually(t, 30*time.Second, "the empty export's identity", func(ctx context.Context) (bool, error) {
+		e, err := kcpClient(t, s, "provider").APIExports().Get(ctx, "empty", metav1.GetOptions{})
+		return err == nil && e.Status.IdentityHash != "", err
+	})
+	s.MustKubectl(t, "consumer", "create", "-f", yamlFile(t, "other.yaml", "apiVersion: apis.kcp.io/v1alpha1\nkind: APIBinding\nmetadata:\n  name: other\nspec:\n  reference:\n    export: {path: provider, name: empty}\n"))
+	waitBound(t, s, "consumer", "other")
+	if out := s.MustKubectl(t, "provider", "--server", vw+"*", "api-resources", "--api-group=apis.kcp.io"); !regexp.MustCompile(`(?m)^apibindings\s+apis.kcp.io/v1alpha2\s+false\s+APIBinding$`).MatchString(out) {
+		t.Errorf("kubectl api-resources through the virtual workspace:\n%s", out)
+	}
+	for _, server := range []string{vw + "*", vw + "consumer"} {
+		if out := s.MustKubectl(t, "provider", "--server", server, "get", "apibindings", "-o", "name"); strings.TrimSpace(out) != "apibinding.apis.kcp.io/cowboys" {
+			t.Errorf("the bindings listed at %s: %q, want cowboys only", server, out)
+		}
+	}
+	if out := s.MustKubectl(t, "provider", "--server", vw+"consumer", "get", "apibindings.v1alpha1.apis.kcp.io", "cowboys", "-o", "jsonpath={.spec.reference.export.name}"); out != "wildwest.dev" {
+		t.Errorf("the binding read in v1alpha1 through the virtual workspace: %q", out)
+	}
+	if out, err := s.Kubectl("provider", "--server", vw+"consumer", "get", "apibinding", "other"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("a binding of another export through the virtual workspace: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"delete", "apibinding", "cowboys"}, {"label", "apibinding", "cowboys", "touched=yes"}} {
+		if out, err := s.Kubectl("provider", append([]string{"--server", vw + "consumer"}, args...)...); err == nil || !strings.Contains(out, "read-only") {
+			t.Errorf("kubectl %v through the virtual workspace: %v\n%s", args, err, out)
+		}
+	}
 }

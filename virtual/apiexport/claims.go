@@ -419,6 +419,9 @@ func (h *handler) claimedResources(req *http.Request, export *apisv1alpha1.APIEx
 		r.Verbs = narrowVerbs(r.Verbs, verbs)
 		out = append(out, claimed{gv: gv, resource: *r})
 	}
+	if bindingsServed(export) {
+		out = append(out, bindingResources()...)
+	}
 	return out
 }
 
@@ -438,6 +441,9 @@ func narrowVerbs(served metav1.Verbs, claimed []string) metav1.Verbs {
 func (h *handler) claimedRequest(req *http.Request, t target, gv schema.GroupVersion, prefix, rest []string, namespace string, legacyWatch bool) (routed, error) {
 	resource := rest[0]
 	claim := claimOf(t.export, gv.Group, resource)
+	if claim == nil && gv.Group == apiBindings.Group && resource == apiBindings.Resource {
+		return h.bindingsRequest(req, t, gv, prefix, rest, legacyWatch)
+	}
 	if claim == nil {
 		return routed{}, forward.ErrPathNotFound()
 	}

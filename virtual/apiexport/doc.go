@@ -10,7 +10,8 @@
 // that binds the export (and an empty list while none does), and requests
 // at /clusters/<consumer> read and write the objects of one consumer (any
 // verb), provided it binds the export. The export's workspace is given by
-// path (root:org:ws) or logical cluster name.
+// path (root:org:ws) or logical cluster name. The consumers' APIBindings
+// of the export are served too, read-only (bindings.go).
 //
 // Requests are authorized by the verb they ask for on the subresource
 // "content" of the APIExport (apis.kcp.io, apiexports/content, named after

@@ -151,7 +151,7 @@ func (s *Server) newAPIControllers(kube *clusters.ClusterClientset) error {
 	if err != nil {
 		return fmt.Errorf("APIExportEndpointSlice controller: %w", err)
 	}
-	binder, err := apibinder.New(apibinder.Config{Factory: s.Informers, KCP: s.kcpClients, Types: s.lookupWorkspaceType})
+	binder, err := apibinder.New(apibinder.Config{Factory: s.Informers, KCP: s.kcpClients, Types: s.lookupWorkspaceType, Exports: &s.apiExports, ResolvePath: s.resolvePath})
 	if err != nil {
 		return fmt.Errorf("apibinder: %w", err)
 	}

@@ -916,12 +916,23 @@ spec:
   - path: root:wildwest:cowboys-service
     export: ghost.dev
 `
+	// The export claims the consumers' configmaps; a default binding
+	// accepts the claim, as kcp's apibinder does.
+	s.MustKubectl(t, "root:wildwest:cowboys-service", "patch", "apiexports.v1alpha1.apis.kcp.io", "wildwest.dev", "--type=merge", "-p",
+		`{"spec":{"permissionClaims":[{"group":"","resource":"configmaps","all":true}]}}`)
 	s.MustKubectl(t, logicalcluster.Root, "apply", "-f", yamlFile(t, "types.yaml", types))
 	ws := createWorkspace(t, s, logicalcluster.Root, "farm", &tenancyv1alpha1.WorkspaceTypeReference{Path: "root", Name: "big-ranch"})
 	b, err := kcpClient(t, s, logicalcluster.Name(ws.Spec.Cluster)).APIBindings().Get(t.Context(), "wildwest.dev", metav1.GetOptions{})
 	if err != nil || b.Status.Phase != apisv1alpha1.APIBindingPhaseBound {
 		t.Fatalf("the default binding of a Ready workspace: %v %+v", err, b)
 	}
+	if c := b.Spec.PermissionClaims; len(c) != 1 || c[0].Resource != "configmaps" || !c[0].All || c[0].State != apisv1alpha1.ClaimAccepted {
+		t.Errorf("the default binding's answers to the export's claims: %+v", c)
+	}
+	eventually(t, 30*time.Second, "the accepted claim applied", func(ctx context.Context) (bool, error) {
+		b, err := kcpClient(t, s, logicalcluster.Name(ws.Spec.Cluster)).APIBindings().Get(ctx, "wildwest.dev", metav1.GetOptions{})
+		return err == nil && len(b.Status.AppliedPermissionClaims) == 1, err
+	})
 	s.MustKubectl(t, "root:farm", "apply", "-f", yamlFile(t, "one.yaml", cowboyOne))
 	if out := strings.TrimSpace(s.MustKubectl(t, "root:farm", "get", "namespace", "default", "-o", "name")); out != "namespace/default" {
 		t.Errorf("the universal initializer of the extended type did not run: %q", out)

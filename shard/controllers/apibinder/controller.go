@@ -5,7 +5,8 @@
 // share a name), and keeps the initializer until every one of them is
 // Bound; the workspace becomes Ready only then. A binding that cannot be
 // made (the export does not exist) keeps the workspace initializing and
-// its condition says why.
+// its condition says why. As kcp's, a default binding accepts every claim
+// of its export as the export states it (its defaultSelector, matchAll).
 package apibinder
 
 import (
@@ -43,6 +44,11 @@ type Config struct {
 	Factory *informers.SharedInformerFactory
 	KCP     *clusters.KCPClusterClientset
 	Types   TypeLookup
+	// Exports (this shard's and the cache's) and ResolvePath find a
+	// default binding's export, whose claims it accepts; without them it
+	// accepts none.
+	Exports     *informers.Informer[*apisv1alpha1.APIExport]
+	ResolvePath func(logicalcluster.Path) (logicalcluster.Name, bool)
 }
 
 // Controller is the apibinder.
@@ -141,9 +147,12 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 			}
 			_, err = client.APIBindings().Create(ctx, &apisv1alpha1.APIBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: name},
-				Spec: apisv1alpha1.APIBindingSpec{Reference: apisv1alpha1.BindingReference{
-					Export: &apisv1alpha1.ExportBindingReference{Path: ref.Path, Name: ref.Export},
-				}},
+				Spec: apisv1alpha1.APIBindingSpec{
+					Reference: apisv1alpha1.BindingReference{
+						Export: &apisv1alpha1.ExportBindingReference{Path: ref.Path, Name: ref.Export},
+					},
+					PermissionClaims: c.acceptedClaims(key.Cluster, ref),
+				},
 			}, metav1.CreateOptions{})
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return reconciler.Result{}, fmt.Errorf("creating the default APIBinding %s: %w", name, err)
@@ -250,6 +259,33 @@ func bindingNames(refs []tenancyv1alpha1.APIExportReference) map[string]tenancyv
 			name = r.Export + "-" + hex.EncodeToString(sum[:])[:5]
 		}
 		out[name] = r
+	}
+	return out
+}
+
+// acceptedClaims are the answers of a default binding to its export's
+// claims: each accepted as the export states it. A v1alpha1 answer grants
+// all verbs, so the export's verbs are what the provider gets; its
+// selector is the export's (every object: a claim's defaultSelector can
+// only be matchAll). None while the export is not known.
+func (c *Controller) acceptedClaims(cluster logicalcluster.Name, ref tenancyv1alpha1.APIExportReference) []apisv1alpha1.AcceptablePermissionClaim {
+	if c.cfg.Exports == nil || c.cfg.ResolvePath == nil {
+		return nil
+	}
+	exportCluster := cluster
+	if ref.Path != "" {
+		var ok bool
+		if exportCluster, ok = c.cfg.ResolvePath(logicalcluster.NewPath(ref.Path)); !ok {
+			return nil
+		}
+	}
+	export, err := c.cfg.Exports.Lister().Cluster(exportCluster).Get(ref.Export)
+	if err != nil {
+		return nil
+	}
+	var out []apisv1alpha1.AcceptablePermissionClaim
+	for _, claim := range export.Spec.PermissionClaims {
+		out = append(out, apisv1alpha1.AcceptablePermissionClaim{PermissionClaim: *claim.DeepCopy(), State: apisv1alpha1.ClaimAccepted})
 	}
 	return out
 }

@@ -953,6 +953,23 @@ spec:
 	if err != nil || w.Status.Phase == corev1alpha1.LogicalClusterPhaseReady {
 		t.Errorf("a workspace whose default binding cannot bind became Ready: %v", err)
 	}
+
+	// The export appears, with a claim: the binding made without it
+	// answers the claim, binds, and the workspace becomes Ready.
+	s.MustKubectl(t, "root:wildwest:cowboys-service", "apply", "-f", yamlFile(t, "ghost.yaml",
+		"apiVersion: apis.kcp.io/v1alpha1\nkind: APIExport\nmetadata:\n  name: ghost.dev\nspec:\n  permissionClaims:\n  - {group: \"\", resource: configmaps, all: true}\n"))
+	eventually(t, 60*time.Second, "the ghost workspace Ready once its export exists", func(ctx context.Context) (bool, error) {
+		w, err := kcpClient(t, s, logicalcluster.Root).Workspaces().Get(ctx, "ghost", metav1.GetOptions{})
+		return err == nil && w.Status.Phase == corev1alpha1.LogicalClusterPhaseReady, err
+	})
+	w, err = kcpClient(t, s, logicalcluster.Root).Workspaces().Get(t.Context(), "ghost", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb, err := kcpClient(t, s, logicalcluster.Name(w.Spec.Cluster)).APIBindings().Get(t.Context(), "ghost.dev", metav1.GetOptions{})
+	if err != nil || len(gb.Spec.PermissionClaims) != 1 || gb.Spec.PermissionClaims[0].State != apisv1alpha1.ClaimAccepted {
+		t.Errorf("the ghost workspace's default binding: %v %+v", err, gb)
+	}
 }
 
 // TestAPIBindingFollowsLatestSchemas: pointing the export at a new schema

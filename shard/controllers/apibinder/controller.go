@@ -6,7 +6,8 @@
 // Bound; the workspace becomes Ready only then. A binding that cannot be
 // made (the export does not exist) keeps the workspace initializing and
 // its condition says why. As kcp's, a default binding accepts every claim
-// of its export as the export states it (its defaultSelector, matchAll).
+// of its export as the export states it (its defaultSelector, matchAll),
+// also when the export appears after the binding was made.
 package apibinder
 
 import (
@@ -163,6 +164,19 @@ func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconci
 		}
 		if err != nil {
 			return reconciler.Result{}, err
+		}
+		if len(b.Spec.PermissionClaims) == 0 {
+			// Made while its export was not known yet: it answers the
+			// export's claims once it is.
+			if claims := c.acceptedClaims(key.Cluster, ref); len(claims) > 0 {
+				b = b.DeepCopy()
+				b.Spec.PermissionClaims = claims
+				if _, err := client.APIBindings().Update(ctx, b, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+					return reconciler.Result{}, fmt.Errorf("accepting the claims of the default APIBinding %s: %w", name, err)
+				}
+				bound = false
+				continue
+			}
 		}
 		if b.Status.Phase != apisv1alpha1.APIBindingPhaseBound {
 			bound = false

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -78,18 +77,12 @@ func servletBench(ctx context.Context, binary, servletBinary string, workspaces,
 	if err != nil {
 		return err
 	}
-	log, err := os.Create(filepath.Join(s.dir, "servlet.log"))
+	cmd, log, stop, err := startLogged(filepath.Join(s.dir, "servlet.log"), servletBinary, "--platform-kubeconfig", platformKubeconfig, "--service-kubeconfig", serviceKubeconfig,
+		"--service-name", "certificate-management", "--namespace", "default", "--qps", "500", "--burst", "1000", "--workers", "8")
 	if err != nil {
 		return err
 	}
-	defer log.Close()
-	cmd := exec.Command(servletBinary, "--platform-kubeconfig", platformKubeconfig, "--service-kubeconfig", serviceKubeconfig,
-		"--service-name", "certificate-management", "--namespace", "default", "--qps", "500", "--burst", "1000", "--workers", "8")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer stop()
 
 	// The Service and the seed's PublishedResource, as a provider applies
 	// them (the servlet installs their CRDs first).

@@ -97,18 +97,12 @@ func syncerBench(ctx context.Context, binary, syncerBinary string, workspaces, d
 	if err != nil {
 		return err
 	}
-	log, err := os.Create(filepath.Join(s.dir, "syncer.log"))
+	cmd, log, stop, err := startLogged(filepath.Join(s.dir, "syncer.log"), syncerBinary, "--from-kubeconfig", from, "--to-kubeconfig", to, "--sync-target-name", "bench",
+		"--sync-target-uid", string(st.GetUID()), "--qps", "500", "--burst", "1000", "--workers", "8", "-v", "1")
 	if err != nil {
 		return err
 	}
-	defer log.Close()
-	cmd := exec.Command(syncerBinary, "--from-kubeconfig", from, "--to-kubeconfig", to, "--sync-target-name", "bench",
-		"--sync-target-uid", string(st.GetUID()), "--qps", "500", "--burst", "1000", "--workers", "8", "-v", "1")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer stop()
 	if err := waitFor(ctx, 2*time.Minute, "SyncTarget bench Ready", func() (bool, error) {
 		st, err := dyn.Cluster(compute).Resource(benchSyncTargets).Get(ctx, "bench", metav1.GetOptions{})
 		if err != nil {
@@ -504,4 +498,21 @@ func writeStatus(ctx context.Context, client dynamic.ResourceInterface, u *unstr
 		}
 		u = latest
 	}
+}
+
+// startLogged starts binary with args, its output going to the file
+// logPath, and returns the process, the log and a stop that kills the
+// process and closes the log.
+func startLogged(logPath, binary string, args ...string) (*exec.Cmd, *os.File, func(), error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, nil, nil, err
+	}
+	return cmd, log, func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); log.Close() }, nil
 }

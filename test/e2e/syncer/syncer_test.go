@@ -215,6 +215,43 @@ var _ = Describe("tessera-syncer", Ordered, Label("syncer"), func() {
 		return lc.GetAnnotations()["kcp.io/cluster"]
 	}
 
+	// applyClaim applies a claim of storage class manual in the current
+	// workspace (logical cluster) and returns the downstream namespace it
+	// is synced into on s.
+	applyClaim := func(ctx context.Context, s *site, cluster, name, accessMode string) string {
+		GinkgoHelper()
+		manifest := filepath.Join(env.Dir, "pvc-"+name+".yaml")
+		Expect(os.WriteFile(manifest, []byte(fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: %s
+spec:
+  accessModes: [%s]
+  storageClassName: manual
+  resources: {requests: {storage: 1Gi}}
+`, name, accessMode)), 0o600)).To(Succeed())
+		eventually(ctx, func(g Gomega) {
+			_, err := ws.Kubectl(ctx, "apply", "-f", manifest)
+			g.Expect(err).NotTo(HaveOccurred())
+		}, time.Minute)
+		var downNS string
+		eventually(ctx, func(g Gomega) {
+			got := downstreamObjects(ctx, g, s, pvcs)
+			g.Expect(got).To(HaveKey(cluster + "|default/" + name))
+			downNS = got[cluster+"|default/"+name].GetNamespace()
+		}, time.Minute)
+		return downNS
+	}
+	// provisionedVolume is a hostPath volume of 1Gi made for the claim
+	// namespace/claim of a physical cluster, as a provisioner makes it.
+	provisionedVolume := func(name, accessMode, path, namespace, claim string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
+			"metadata": map[string]any{"name": name},
+			"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{accessMode},
+				"storageClassName": "manual", "persistentVolumeReclaimPolicy": "Retain", "hostPath": map[string]any{"path": path},
+				"claimRef": map[string]any{"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": namespace, "name": claim}}}}
+	}
+
 	var app string
 
 	It("runs a Deployment of a workspace on the physical cluster its Placement chose, with the status back", func(ctx SpecContext) {
@@ -322,33 +359,10 @@ spec:
 	It("brings the volume of a synced claim up into the workspace, bound to the claim", func(ctx SpecContext) {
 		s := sites[1] // root:app runs on p2 since the move
 		kubectl(ctx, "ws", "root:app")
-		manifest := filepath.Join(env.Dir, "pvc.yaml")
-		Expect(os.WriteFile(manifest, []byte(`apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: data
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: manual
-  resources: {requests: {storage: 1Gi}}
-`), 0o600)).To(Succeed())
-		eventually(ctx, func(g Gomega) {
-			_, err := ws.Kubectl(ctx, "apply", "-f", manifest)
-			g.Expect(err).NotTo(HaveOccurred())
-		}, time.Minute)
-		var downNS string
-		eventually(ctx, func(g Gomega) {
-			got := downstreamObjects(ctx, g, s, pvcs)
-			g.Expect(got).To(HaveKey(app + "|default/data"))
-			downNS = got[app+"|default/data"].GetNamespace()
-		}, time.Minute)
+		downNS := applyClaim(ctx, s, app, "data", "ReadWriteOnce")
 
 		By("a volume made for the claim in the physical cluster, as a provisioner would")
-		pv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
-			"metadata": map[string]any{"name": "pv-data-" + env.RunID},
-			"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteOnce"},
-				"storageClassName": "manual", "persistentVolumeReclaimPolicy": "Retain", "hostPath": map[string]any{"path": "/tmp/e2e-data"},
-				"claimRef": map[string]any{"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": downNS, "name": "data"}}}}
+		pv := provisionedVolume("pv-data-"+env.RunID, "ReadWriteOnce", "/tmp/e2e-data", downNS, "data")
 		_, err := s.down.Resource(pvs).Create(ctx, pv, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
@@ -386,34 +400,11 @@ spec:
 		// A workspace of its own, on p2, later placed on p1.
 		vol := newApp(ctx, "vol", "region=r2")
 		from, to := sites[1], sites[0]
-		manifest := filepath.Join(env.Dir, "pvc-shared.yaml")
-		Expect(os.WriteFile(manifest, []byte(`apiVersion: v1
-kind: PersistentVolumeClaim
-metadata:
-  name: shared
-spec:
-  accessModes: [ReadWriteMany]
-  storageClassName: manual
-  resources: {requests: {storage: 1Gi}}
-`), 0o600)).To(Succeed())
-		eventually(ctx, func(g Gomega) {
-			_, err := ws.Kubectl(ctx, "apply", "-f", manifest)
-			g.Expect(err).NotTo(HaveOccurred())
-		}, time.Minute)
-		var fromNS string
-		eventually(ctx, func(g Gomega) {
-			got := downstreamObjects(ctx, g, from, pvcs)
-			g.Expect(got).To(HaveKey(vol + "|default/shared"))
-			fromNS = got[vol+"|default/shared"].GetNamespace()
-		}, time.Minute)
+		fromNS := applyClaim(ctx, from, vol, "shared", "ReadWriteMany")
 
 		By("a volume provisioned for the claim on p2, bound by p2's volume controller")
 		name := "pv-shared-" + env.RunID
-		pv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
-			"metadata": map[string]any{"name": name},
-			"spec": map[string]any{"capacity": map[string]any{"storage": "1Gi"}, "accessModes": []any{"ReadWriteMany"},
-				"storageClassName": "manual", "persistentVolumeReclaimPolicy": "Retain", "hostPath": map[string]any{"path": "/tmp/e2e-shared"},
-				"claimRef": map[string]any{"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": fromNS, "name": "shared"}}}}
+		pv := provisionedVolume(name, "ReadWriteMany", "/tmp/e2e-shared", fromNS, "shared")
 		_, err := from.down.Resource(pvs).Create(ctx, pv, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/tessera-dev/tessera/pkg/fileutil"
 )
 
 // KubeconfigPath is where the admin kubeconfig is written:
@@ -57,7 +59,12 @@ func (c *Config) WriteKubeconfig() (string, error) {
 		return "", err
 	}
 	p := c.KubeconfigPath()
-	if err := clientcmd.WriteToFile(*cfg, p); err != nil {
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return "", err
+	}
+	// Whole or not at all: scripts and tests wait for it to appear.
+	if err := fileutil.WriteFile(p, data, 0o600); err != nil {
 		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil

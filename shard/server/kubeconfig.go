@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/tessera-dev/tessera/pkg/fileutil"
 )
 
 // AdminKubeconfigPath is where the admin kubeconfig is written.
@@ -68,11 +70,9 @@ func (s *Server) WriteAdminKubeconfig() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading the admin credentials: %w", err)
 	}
-	if err := clientcmd.WriteToFile(*cfg, p); err != nil {
-		return "", fmt.Errorf("writing %s: %w", p, err)
-	}
 	// kcp writes the serving certificate beside admin.kubeconfig; scripts
-	// written for kcp read it from there.
+	// written for kcp read it from there. The kubeconfig comes last and
+	// whole, as scripts and tests wait for it to appear.
 	for _, f := range []struct{ from, to string }{
 		{s.Certs.Serving.CertFile, "apiserver.crt"},
 		{s.Certs.Serving.KeyFile, "apiserver.key"},
@@ -85,9 +85,16 @@ func (s *Server) WriteAdminKubeconfig() (string, error) {
 		if filepath.Clean(to) == filepath.Clean(f.from) {
 			continue
 		}
-		if err := os.WriteFile(to, b, 0o600); err != nil {
+		if err := fileutil.WriteFile(to, b, 0o600); err != nil {
 			return "", fmt.Errorf("writing %s: %w", to, err)
 		}
+	}
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return "", err
+	}
+	if err := fileutil.WriteFile(p, data, 0o600); err != nil {
+		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil
 }

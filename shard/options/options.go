@@ -60,6 +60,9 @@ type Options struct {
 
 	// WatchCache enables one upstream watch cache per built-in resource.
 	WatchCache bool
+	// WatchCacheListSnapshots keeps upstream's snapshots of the watch
+	// caches (feature ListFromCacheSnapshot) for paginated lists.
+	WatchCacheListSnapshots bool
 	// Profiling serves /debug/pprof (to shard admins only);
 	// ContentionProfiling adds block and mutex profiles.
 	Profiling           bool
@@ -230,6 +233,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.DurationVar(&o.OrphanLogicalClusterSweepInterval, "orphan-logical-cluster-sweep-interval", o.OrphanLogicalClusterSweepInterval, "How often every logical cluster owned by a Workspace is checked, and deleted if its Workspace is gone (they are also checked when they appear).")
 	fs.DurationVar(&o.LogicalClusterObjectScanInterval, "logical-cluster-object-count-scan-interval", o.LogicalClusterObjectScanInterval, "How often the objects of every logical cluster are counted in etcd (keys only) for the object limit.")
 	fs.BoolVar(&o.WatchCache, "watch-cache", o.WatchCache, "Serve lists and watches from one watch cache per resource (built-in resources) and per group/resource (custom resources), shared by all logical clusters.")
+	fs.BoolVar(&o.WatchCacheListSnapshots, "watch-cache-list-snapshots", o.WatchCacheListSnapshots, "Keep a snapshot of each watch cache at every change in its history, so that the later pages of paginated lists are served from the cache (upstream's ListFromCacheSnapshot). Every kept change then holds a copy of the part of the cache's index it changed: with watch caches shared by all logical clusters, about 20 KiB per workspace just created. Off: those pages are read from etcd.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve Go profiles at /debug/pprof, to shard admins only.")
 	fs.BoolVar(&o.ContentionProfiling, "contention-profiling", o.ContentionProfiling, "With --profiling, also record block and mutex contention profiles.")
 

@@ -21,9 +21,11 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	openapinamer "k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/features"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/compatibility"
 
@@ -87,6 +89,11 @@ type CompletedConfig struct {
 // NewConfig turns completed options into a configuration. It creates the
 // certificates under the root directory when they are missing.
 func NewConfig(o options.CompletedOptions) (*Config, error) {
+	// A process-wide switch of k8s.io/apiserver, read when watch caches
+	// are built.
+	if err := utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{string(features.ListFromCacheSnapshot): o.WatchCacheListSnapshots}); err != nil {
+		return nil, err
+	}
 	scheme, codecs, err := NewScheme()
 	if err != nil {
 		return nil, err

@@ -33,6 +33,10 @@ type shard struct {
 	cfg     *rest.Config
 	kube    *clusters.ClusterClientset
 	stopped bool
+	// binary, args and url start the process again (restart).
+	binary string
+	args   []string
+	url    string
 }
 
 func startShard(ctx context.Context, binary string, extraArgs ...string) (*shard, error) {
@@ -59,24 +63,32 @@ func startShard(ctx context.Context, binary string, extraArgs ...string) (*shard
 		s.stop()
 		return nil, err
 	}
-	args := append([]string{"start", "--root-directory", filepath.Join(dir, "shard"),
+	s.args = append([]string{"start", "--root-directory", filepath.Join(dir, "shard"),
 		"--secure-port", strconv.Itoa(ports[2]), "--etcd-servers", s.etcd.ClientURL, "--token-auth-file", tokens}, extraArgs...)
-	s.cmd = exec.Command(binary, args...)
-	log, err := os.Create(filepath.Join(dir, "shard.log"))
-	if err != nil {
+	s.binary, s.url = binary, "https://127.0.0.1:"+strconv.Itoa(ports[2])
+	if err := s.startProcess(); err != nil {
 		s.stop()
 		return nil, err
 	}
+	return s, nil
+}
+
+// startProcess runs the shard process and waits until it is ready.
+func (s *shard) startProcess() error {
+	s.cmd = exec.Command(s.binary, s.args...)
+	log, err := os.OpenFile(filepath.Join(s.dir, "shard.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {
-		s.stop()
-		return nil, err
+		return err
 	}
-	url := "https://127.0.0.1:" + strconv.Itoa(ports[2])
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 2 * time.Second}
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		resp, err := insecure.Get(url + "/readyz")
+		resp, err := insecure.Get(s.url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -84,24 +96,43 @@ func startShard(ctx context.Context, binary string, extraArgs ...string) (*shard
 			}
 		}
 		if time.Now().After(deadline) {
-			s.stop()
-			return nil, fmt.Errorf("shard did not become ready; log in %s", log.Name())
+			return fmt.Errorf("shard did not become ready; log in %s", log.Name())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	s.cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(dir, "shard", "admin.kubeconfig")},
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(s.dir, "shard", "admin.kubeconfig")},
 		&clientcmd.ConfigOverrides{CurrentContext: "shard-base"}).ClientConfig()
 	if err != nil {
-		s.stop()
-		return nil, err
+		return err
 	}
 	s.cfg.QPS, s.cfg.Burst = -1, 0
-	if s.kube, err = clusters.NewForConfig(s.cfg); err != nil {
-		s.stop()
-		return nil, err
+	s.kube, err = clusters.NewForConfig(s.cfg)
+	return err
+}
+
+// stopProcess stops the shard process (SIGTERM, after 30 s SIGKILL).
+func (s *shard) stopProcess() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
 	}
-	return s, nil
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// restart stops the shard process and starts it again on the same etcd, as
+// an operator's restart does: its watch caches then hold the objects
+// without the history of how they came to be.
+func (s *shard) restart() error {
+	s.stopProcess()
+	return s.startProcess()
 }
 
 // settledRSS waits for the shard's memory to settle and returns its RSS.
@@ -146,16 +177,7 @@ func (s *shard) stop() {
 		return
 	}
 	s.stopped = true
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = s.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = s.cmd.Process.Kill()
-		}
-	}
+	s.stopProcess()
 	if s.etcdCli != nil {
 		_ = s.etcdCli.Close()
 	}
@@ -220,6 +242,19 @@ func (s *shard) pprof(ctx context.Context, kind string) (*http.Response, error) 
 		return nil, fmt.Errorf("profile %s: HTTP %d", kind, resp.StatusCode)
 	}
 	return resp, nil
+}
+
+// liveHeap forces a garbage collection in the shard and returns its live
+// heap in bytes; with -profiles, the heap profile of that moment is saved as
+// scenario.
+func (s *shard) liveHeap(ctx context.Context, scenario string) (float64, error) {
+	if err := s.collectGarbage(ctx); err != nil {
+		return 0, err
+	}
+	if err := s.saveProfile(ctx, "heap", scenario); err != nil {
+		return 0, err
+	}
+	return shardMetric(ctx, s.cfg, "go_memstats_heap_alloc_bytes")
 }
 
 // collectGarbage makes the shard run a garbage collection (a heap profile

@@ -49,11 +49,20 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 		}
 		single = append(single, time.Since(t0))
 	}
+	// The baseline is a restarted shard, as is the last figure: the watch
+	// caches then hold the objects without the history of their changes.
+	if err := s.restart(); err != nil {
+		return err
+	}
 	rssBefore, err := s.settledRSS(ctx)
 	if err != nil {
 		return err
 	}
 	gBefore, err := goroutines(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	heapBefore, err := s.liveHeap(ctx, "before-workspaces")
 	if err != nil {
 		return err
 	}
@@ -80,6 +89,24 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 		return err
 	}
 	gAfter, err := goroutines(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	heapAfter, err := s.liveHeap(ctx, "workspaces-flat")
+	if err != nil {
+		return err
+	}
+	// The same workspaces after a restart of the shard: what they cost
+	// without the watch caches' history of recent changes (bounded by the
+	// cache sizes, not by the number of workspaces).
+	if err := s.restart(); err != nil {
+		return err
+	}
+	rssRestarted, err := s.settledRSS(ctx)
+	if err != nil {
+		return err
+	}
+	heapRestarted, err := s.liveHeap(ctx, "workspaces-flat-restarted")
 	if err != nil {
 		return err
 	}
@@ -169,6 +196,10 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	gPerWS := float64(gAfter-gBefore) / float64(flat)
 	fmt.Printf("  memory: RSS %s -> %s with %d Ready workspaces: %.1f KiB and %.2f goroutines per workspace (goroutines %d -> %d)\n",
 		mib(rssBefore), mib(rssAfter), flat, perWS/1024, gPerWS, gBefore, gAfter)
+	fmt.Printf("          live heap after a forced garbage collection %s -> %s: %.1f KiB per workspace (RSS includes the heap's slack)\n",
+		mib(int64(heapBefore)), mib(int64(heapAfter)), (heapAfter-heapBefore)/1024/float64(flat))
+	fmt.Printf("          after a restart of the shard (no watch-cache history): RSS %s, %.1f KiB per workspace; live heap %s, %.1f KiB per workspace\n",
+		mib(rssRestarted), float64(rssRestarted-rssBefore)/1024/float64(flat), mib(int64(heapRestarted)), (heapRestarted-heapBefore)/1024/float64(flat))
 	fmt.Printf("          marginal, %d -> %d workspaces (bounded client caches already full): RSS %s -> %s, %.1f KiB per workspace, goroutines %d -> %d\n",
 		flat, flat+total, mib(rssAfter), mib(rssTree), float64(rssTree-rssAfter)/1024/float64(total), gAfter, gTree)
 	fmt.Printf("  kcp v0.32.3 built from source on a machine like this one: 2.3 workspaces/s flat (1,000 under root), 3.4 MiB and 24 goroutines per workspace\n")

@@ -203,6 +203,16 @@ func shardMetric(ctx context.Context, cfg *rest.Config, name string, labels ...s
 
 // shardMetricBy is shardMetric by the value of one label ("" sums all).
 func shardMetricBy(ctx context.Context, cfg *rest.Config, name, label string, labels ...string) (map[string]float64, error) {
+	var by []string
+	if label != "" {
+		by = []string{label}
+	}
+	return shardMetricByLabels(ctx, cfg, name, by, labels...)
+}
+
+// shardMetricByLabels is shardMetric by the values of the labels by,
+// joined with spaces (none: one sum under "").
+func shardMetricByLabels(ctx context.Context, cfg *rest.Config, name string, by []string, labels ...string) (map[string]float64, error) {
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
@@ -242,13 +252,17 @@ lines:
 		if err != nil {
 			return nil, err
 		}
-		key := ""
-		if label != "" {
-			if _, after, ok := strings.Cut(rest, label+`="`); ok {
-				key, _, _ = strings.Cut(after, `"`)
+		var values []string
+		for _, label := range by {
+			value := ""
+			// A label starts the set or follows a comma: resource is not
+			// the end of subresource.
+			if _, after, ok := strings.Cut(","+rest, ","+label+`="`); ok {
+				value, _, _ = strings.Cut(after, `"`)
 			}
+			values = append(values, value)
 		}
-		sums[key] += v
+		sums[strings.TrimSpace(strings.Join(values, " "))] += v
 	}
 	return sums, sc.Err()
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -242,6 +243,53 @@ func (s *shard) pprof(ctx context.Context, kind string) (*http.Response, error) 
 		return nil, fmt.Errorf("profile %s: HTTP %d", kind, resp.StatusCode)
 	}
 	return resp, nil
+}
+
+// work is what the shard has done so far: API requests by verb and
+// resource, and etcd's revision (one per write).
+type work struct {
+	requests map[string]float64
+	revision int64
+}
+
+func (s *shard) work(ctx context.Context) (work, error) {
+	requests, err := shardMetricByLabels(ctx, s.cfg, "apiserver_request_total", []string{"verb", "resource", "subresource"})
+	if err != nil {
+		return work{}, err
+	}
+	resp, err := s.etcdCli.Get(ctx, "/", clientv3.WithCountOnly())
+	if err != nil {
+		return work{}, err
+	}
+	return work{requests: requests, revision: resp.Header.Revision}, nil
+}
+
+// per describes the work done since before for each of n things: etcd
+// writes and the most frequent API requests.
+func (w work) per(before work, n int, thing string) string {
+	type count struct {
+		what string
+		n    float64
+	}
+	var counts []count
+	total := 0.0
+	for what, v := range w.requests {
+		if d := v - before.requests[what]; d > 0 {
+			counts = append(counts, count{what, d})
+			total += d
+		}
+	}
+	sort.Slice(counts, func(i, j int) bool { return counts[i].n > counts[j].n })
+	var b strings.Builder
+	fmt.Fprintf(&b, "          per %s: %.1f etcd writes, %.1f API requests to the shard (its own controllers' included):", thing,
+		float64(w.revision-before.revision)/float64(n), total/float64(n))
+	for i, c := range counts {
+		if i == 12 {
+			break
+		}
+		fmt.Fprintf(&b, " %s %.2f;", c.what, c.n/float64(n))
+	}
+	return strings.TrimSuffix(b.String(), ";") + "\n"
 }
 
 // liveHeap forces a garbage collection in the shard and returns its live

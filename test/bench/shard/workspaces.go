@@ -66,6 +66,10 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	if err != nil {
 		return err
 	}
+	workBefore, err := s.work(ctx)
+	if err != nil {
+		return err
+	}
 
 	// 1. Flat: workspaces in root, created in parallel, until all are Ready;
 	// the shard's CPU profile covers the first seconds of it.
@@ -81,6 +85,10 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 		return err
 	}
 	flatDur := time.Since(start)
+	workAfter, err := s.work(ctx)
+	if err != nil {
+		return err
+	}
 	if err := <-profiled; err != nil {
 		return err
 	}
@@ -190,6 +198,7 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	fmt.Printf("  one:    %d created one after the other, create -> Ready p50 %s, p99 %s\n", singleWorkspaces,
 		pct(single, 50).Round(100*time.Microsecond), pct(single, 99).Round(100*time.Microsecond))
 	fmt.Printf("  flat:   %d in root Ready in %s: %.1f workspaces/s\n", flat, flatDur.Round(time.Millisecond), float64(flat)/flatDur.Seconds())
+	fmt.Print(workAfter.per(workBefore, flat, "workspace"))
 	fmt.Printf("  tree:   %d (fan-out %d, depth %d) Ready in %s: %.1f workspaces/s\n", total, fanout, depth, treeDur.Round(time.Millisecond), float64(total)/treeDur.Seconds())
 	fmt.Printf("  delete: the tree of %d deleted in %s (%.1f workspaces/s)\n", total, deleteDur.Round(time.Millisecond), float64(total)/deleteDur.Seconds())
 	perWS := float64(rssAfter-rssBefore) / float64(flat)

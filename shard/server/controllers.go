@@ -318,21 +318,36 @@ func (s *Server) ownerState(ctx context.Context, lc *corev1alpha1.LogicalCluster
 // client certificate (system:masters, from the installation CA). Logical
 // clusters are created on shards through it, also on this one: the same
 // HTTPS path as across shards.
+//
+// Requests to this shard itself are not rate-limited on the client side,
+// as the loopback clients are not: a limit there only slowed the shard's
+// own work (deleting a tree of workspaces went at 67/s under the former
+// 200 requests/s, 131-153/s without). Other shards are reached with a
+// client-side limit, as their users' requests of group system:masters are
+// exempt from their priority and fairness.
 func (s *Server) shardConfig(shard *corev1alpha1.Shard) (*rest.Config, error) {
 	if shard.Spec.BaseURL == "" {
 		return nil, fmt.Errorf("shard %s has no baseURL", shard.Name)
 	}
-	return &rest.Config{
+	cfg := &rest.Config{
 		Host: shard.Spec.BaseURL,
 		TLSClientConfig: rest.TLSClientConfig{
 			CAFile:   s.Certs.CA.CertFile,
 			CertFile: s.Certs.ShardClient.CertFile,
 			KeyFile:  s.Certs.ShardClient.KeyFile,
 		},
-		QPS:   200,
-		Burst: 400,
-	}, nil
+		QPS:   remoteShardQPS,
+		Burst: 2 * remoteShardQPS,
+	}
+	if shard.Name == s.Options.ShardName {
+		cfg.QPS, cfg.Burst = -1, 0
+	}
+	return cfg, nil
 }
+
+// remoteShardQPS is the client-side limit of requests per second to
+// another shard (per shard, all controllers together).
+const remoteShardQPS = 1000
 
 // lookupWorkspaceType finds a WorkspaceType by the canonical path or name
 // of its logical cluster, on this shard.

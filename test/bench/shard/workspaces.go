@@ -182,6 +182,11 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 
 	// 3. Deleting the tree: its top-level workspaces go when everything
 	// below them is gone.
+	deleteBefore, err := s.work(ctx)
+	if err != nil {
+		return err
+	}
+	go func() { profiled <- s.saveProfile(ctx, "profile?seconds=8", "workspaces-delete") }()
 	start = time.Now()
 	root := kcp.Cluster(logicalcluster.Root).Workspaces()
 	for i := 0; i < fanout; i++ {
@@ -193,6 +198,13 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 		return err
 	}
 	deleteDur := time.Since(start)
+	if err := <-profiled; err != nil {
+		return err
+	}
+	deleteAfter, err := s.work(ctx)
+	if err != nil {
+		return err
+	}
 
 	fmt.Printf("Workspaces (type root:universal) on one shard, %d parallel clients:\n", workers)
 	fmt.Printf("  one:    %d created one after the other, create -> Ready p50 %s, p99 %s\n", singleWorkspaces,
@@ -201,6 +213,7 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	fmt.Print(workAfter.per(workBefore, flat, "workspace"))
 	fmt.Printf("  tree:   %d (fan-out %d, depth %d) Ready in %s: %.1f workspaces/s\n", total, fanout, depth, treeDur.Round(time.Millisecond), float64(total)/treeDur.Seconds())
 	fmt.Printf("  delete: the tree of %d deleted in %s (%.1f workspaces/s)\n", total, deleteDur.Round(time.Millisecond), float64(total)/deleteDur.Seconds())
+	fmt.Print(deleteAfter.per(deleteBefore, total, "deleted workspace"))
 	perWS := float64(rssAfter-rssBefore) / float64(flat)
 	gPerWS := float64(gAfter-gBefore) / float64(flat)
 	fmt.Printf("  memory: RSS %s -> %s with %d Ready workspaces: %.1f KiB and %.2f goroutines per workspace (goroutines %d -> %d)\n",

@@ -1,10 +1,7 @@
 package authorization
 
 import (
-	"fmt"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/client/informers"
@@ -14,7 +11,7 @@ import (
 
 // NewForInformers builds the chain of a shard over its wildcard informers:
 // the four RBAC informers (with the subject indexes added) and the
-// unstructured informer of core.kcp.io/v1alpha1 logicalclusters. Call it
+// informer of core.kcp.io/v1alpha1 logicalclusters. Call it
 // before f is started, or start f again after it. opts may set the
 // optional hooks of Config (ContentAdmin, MaximalPermissionPolicy); Store
 // and ClusterState are filled in.
@@ -25,7 +22,7 @@ func NewForInformers(f *informers.SharedInformerFactory, opts ...func(*Config)) 
 	}
 	c := Config{
 		Store:        store,
-		ClusterState: ClusterStates(f.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))),
+		ClusterState: ClusterStates(f.LogicalClusters()),
 	}
 	for _, o := range opts {
 		o(&c)
@@ -34,8 +31,8 @@ func NewForInformers(f *informers.SharedInformerFactory, opts ...func(*Config)) 
 }
 
 // ClusterStates reads the state of logical clusters from a wildcard
-// informer of unstructured LogicalClusters.
-func ClusterStates(logicalClusters informers.Informer[*unstructured.Unstructured]) ClusterStateFunc {
+// informer of LogicalClusters.
+func ClusterStates(logicalClusters informers.Informer[*corev1alpha1.LogicalCluster]) ClusterStateFunc {
 	lister := logicalClusters.Lister()
 	return func(cluster logicalcluster.Name) (ClusterState, bool, error) {
 		lc, err := lister.Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
@@ -45,18 +42,9 @@ func ClusterStates(logicalClusters informers.Informer[*unstructured.Unstructured
 		case err != nil:
 			return ClusterState{}, false, err
 		}
-		return StateOf(lc)
+		return ClusterState{
+			Phase:          lc.Status.Phase,
+			RequiredGroups: lc.Annotations[corev1alpha1.RequiredGroupsAnnotationKey],
+		}, true, nil
 	}
-}
-
-// StateOf reads the state of an unstructured LogicalCluster.
-func StateOf(lc *unstructured.Unstructured) (ClusterState, bool, error) {
-	phase, _, err := unstructured.NestedString(lc.Object, "status", "phase")
-	if err != nil {
-		return ClusterState{}, false, fmt.Errorf("reading the phase of LogicalCluster %s: %w", logicalcluster.From(lc), err)
-	}
-	return ClusterState{
-		Phase:          corev1alpha1.LogicalClusterPhaseType(phase),
-		RequiredGroups: lc.GetAnnotations()[corev1alpha1.RequiredGroupsAnnotationKey],
-	}, true, nil
 }

@@ -143,7 +143,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	if err := cs.newGlobalInformers(o.ShardName, factory); err != nil {
 		return nil, err
 	}
-	lcs := factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
+	lcs := factory.LogicalClusters()
 	// Logical clusters of other shards are found by asking them.
 	cs.locator = newShardLocator(o.ShardName, cs.shards, files)
 	authn, err := authnConfig.New(authentication.Deps{

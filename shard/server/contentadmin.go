@@ -4,7 +4,6 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
@@ -20,7 +19,7 @@ import (
 // of its Workspace, in the parent logical cluster (when the parent is on
 // this shard). authz returns the shard's chain, which asks this again for
 // a parent that is not Ready either.
-func contentAdmin(lcs informers.Informer[*unstructured.Unstructured], authz func() authorizer.Authorizer) authorization.ContentAdminFunc {
+func contentAdmin(lcs informers.Informer[*corev1alpha1.LogicalCluster], authz func() authorizer.Authorizer) authorization.ContentAdminFunc {
 	return func(ctx context.Context, cluster logicalcluster.Name, u user.Info) (bool, error) {
 		lc, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
 		switch {
@@ -29,21 +28,21 @@ func contentAdmin(lcs informers.Informer[*unstructured.Unstructured], authz func
 		case err != nil:
 			return false, err
 		}
-		owner, found, err := unstructured.NestedStringMap(lc.Object, "spec", "owner")
-		if err != nil || !found {
-			return false, err
-		}
-		if owner["apiVersion"] != tenancyv1alpha1.SchemeGroupVersion.String() || owner["resource"] != "workspaces" || owner["cluster"] == "" {
+		owner := lc.Spec.Owner
+		if owner == nil {
 			return false, nil
 		}
-		parent := logicalcluster.Name(owner["cluster"])
+		if owner.APIVersion != tenancyv1alpha1.SchemeGroupVersion.String() || owner.Resource != "workspaces" || owner.Cluster == "" {
+			return false, nil
+		}
+		parent := logicalcluster.Name(owner.Cluster)
 		if !parent.IsValid() || parent == cluster {
 			return false, nil
 		}
 		attrs := authorizer.AttributesRecord{
 			User: u, Verb: "admin", ResourceRequest: true,
 			APIGroup: tenancyv1alpha1.GroupName, APIVersion: tenancyv1alpha1.SchemeGroupVersion.Version,
-			Resource: "workspaces", Subresource: "content", Name: owner["name"],
+			Resource: "workspaces", Subresource: "content", Name: owner.Name,
 		}
 		d, _, err := authz().Authorize(logicalcluster.WithCluster(ctx, logicalcluster.Cluster{Name: parent}), attrs)
 		return d == authorizer.DecisionAllow, err

@@ -8,7 +8,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -36,7 +35,7 @@ func (s *Server) clusterState(name logicalcluster.Name) (filters.ClusterState, e
 	return filters.ClusterState{Exists: resp.Count > 0}, nil
 }
 
-func stateOf(lc *unstructured.Unstructured) filters.ClusterState {
+func stateOf(lc *corev1alpha1.LogicalCluster) filters.ClusterState {
 	return filters.ClusterState{Exists: true, Deleting: lc.GetDeletionTimestamp() != nil}
 }
 

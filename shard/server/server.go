@@ -8,7 +8,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -53,7 +52,7 @@ type Server struct {
 
 	// Informers are the shard's wildcard informers, shared by its controllers.
 	Informers       *informers.SharedInformerFactory
-	logicalClusters informers.Informer[*unstructured.Unstructured]
+	logicalClusters informers.Informer[*corev1alpha1.LogicalCluster]
 	crds            informers.Informer[*apiextensionsv1.CustomResourceDefinition]
 	// apiBindings and apiResourceSchemas serve bound resources (bindings.go).
 	apiBindings     informers.Informer[*apisv1alpha1.APIBinding]
@@ -126,7 +125,7 @@ func (s *Server) build(ctx context.Context) error {
 	gc := c.Generic
 	gc.AddReadyzChecks(etcdCheck{etcdClient})
 	s.Informers = c.informers
-	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
+	s.logicalClusters = s.Informers.LogicalClusters()
 	if err := s.logicalClusters.Informer().AddIndexers(cache.Indexers{paths.ByPath: paths.LogicalClusterIndex}); err != nil {
 		return err
 	}
@@ -261,7 +260,7 @@ func (s *Server) build(ctx context.Context) error {
 		vw, err := initializingworkspaces.New(initializingworkspaces.Config{
 			Loopback:   gc.LoopbackClientConfig,
 			Authorizer: gc.Authorization.Authorizer,
-			LogicalCluster: func(n logicalcluster.Name) (*unstructured.Unstructured, error) {
+			LogicalCluster: func(n logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
 				return s.logicalClusters.Lister().Cluster(n).Get(corev1alpha1.LogicalClusterName)
 			},
 			MaxRequestBodyBytes: gc.MaxRequestBodyBytes,

@@ -10,7 +10,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -47,7 +46,7 @@ type Config struct {
 	// an initializer before serving its content. On a miss, and when it is
 	// nil, the handler reads the LogicalCluster through Loopback. Status
 	// writes always read the live object.
-	LogicalCluster func(logicalcluster.Name) (*unstructured.Unstructured, error)
+	LogicalCluster func(logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
 
 	// MaxRequestBodyBytes limits the body of status writes; 0 means 3 MiB.
 	MaxRequestBodyBytes int64
@@ -60,7 +59,7 @@ type handler struct {
 	transport http.RoundTripper
 	client    *http.Client
 	authz     authorizer.Authorizer
-	lookup    func(logicalcluster.Name) (*unstructured.Unstructured, error)
+	lookup    func(logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
 	codecs    runtime.NegotiatedSerializer
 	maxBody   int64
 }

@@ -83,7 +83,7 @@ func setup(t *testing.T, cached bool) *env {
 		t.Skip("starts a shard")
 	}
 	e := &env{shard: framework.StartShard(t)}
-	var lookup func(logicalcluster.Name) (*unstructured.Unstructured, error)
+	var lookup func(logicalcluster.Name) (*corev1alpha1.LogicalCluster, error)
 	if cached {
 		all := dyn(t, e.shard.Config(logicalcluster.Wildcard))
 		informer := informers.NewSharedIndexInformer(&cache.ListWatch{
@@ -99,8 +99,13 @@ func setup(t *testing.T, cached bool) *env {
 			t.Fatal("the LogicalCluster informer did not sync")
 		}
 		lister := informers.NewLister[*unstructured.Unstructured](informer.GetIndexer(), corev1alpha1.Resource("logicalclusters"))
-		lookup = func(n logicalcluster.Name) (*unstructured.Unstructured, error) {
-			return lister.Cluster(n).Get(corev1alpha1.LogicalClusterName)
+		lookup = func(n logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
+			u, err := lister.Cluster(n).Get(corev1alpha1.LogicalClusterName)
+			if err != nil {
+				return nil, err
+			}
+			lc := &corev1alpha1.LogicalCluster{}
+			return lc, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc)
 		}
 	}
 	authz := authorizer.AuthorizerFunc(func(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {

@@ -12,7 +12,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -149,19 +148,10 @@ func (h *handler) getLogicalCluster(ctx context.Context, name logicalcluster.Nam
 // on a cache miss, since the cache may lag a fresh create) from the shard.
 func (h *handler) pending(ctx context.Context, name logicalcluster.Name, in corev1alpha1.LogicalClusterInitializer) (bool, error) {
 	if h.lookup != nil {
-		u, err := h.lookup(name)
+		lc, err := h.lookup(name)
 		switch {
 		case err == nil:
-			initializers, _, err := unstructured.NestedStringSlice(u.Object, "status", "initializers")
-			if err != nil {
-				return false, apierrors.NewInternalError(fmt.Errorf("reading the initializers of logical cluster %q: %w", name, err))
-			}
-			for _, x := range initializers {
-				if x == string(in) {
-					return true, nil
-				}
-			}
-			return false, nil
+			return corev1alpha1.HasInitializer(lc.Status.Initializers, in), nil
 		case !apierrors.IsNotFound(err):
 			return false, apierrors.NewInternalError(fmt.Errorf("reading the LogicalCluster of %q: %w", name, err))
 		}

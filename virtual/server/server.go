@@ -10,7 +10,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -40,7 +39,7 @@ type Server struct {
 
 	// Informers are the wildcard informers of the shard.
 	Informers       *informers.SharedInformerFactory
-	logicalClusters informers.Informer[*unstructured.Unstructured]
+	logicalClusters informers.Informer[*corev1alpha1.LogicalCluster]
 	workspaces      informers.Informer[*tenancyv1alpha1.Workspace]
 	exports         informers.Informer[*apisv1alpha1.APIExport]
 	schemas         informers.Informer[*apisv1alpha1.APIResourceSchema]
@@ -60,7 +59,7 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	s.Informers = informers.NewSharedInformerFactory(clients, 0, informers.WithTransform(informers.StripManagedFields))
-	s.logicalClusters = s.Informers.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
+	s.logicalClusters = s.Informers.LogicalClusters()
 	if err := s.logicalClusters.Informer().AddIndexers(cache.Indexers{paths.ByPath: paths.LogicalClusterIndex}); err != nil {
 		return nil, err
 	}
@@ -98,7 +97,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	initializing, err := initializingworkspaces.New(initializingworkspaces.Config{
 		Loopback:   c.Shard,
 		Authorizer: c.Authorizer,
-		LogicalCluster: func(n logicalcluster.Name) (*unstructured.Unstructured, error) {
+		LogicalCluster: func(n logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
 			return s.logicalClusters.Lister().Cluster(n).Get(corev1alpha1.LogicalClusterName)
 		},
 		MaxRequestBodyBytes: gc.MaxRequestBodyBytes,

@@ -80,3 +80,12 @@ func (f *SharedInformerFactory) kcp(resource string) *kcpclient.Clientset {
 	}
 	return f.clients.KCP
 }
+
+// LogicalClusters returns the informer of core.kcp.io/v1alpha1
+// logicalclusters.
+func (f *SharedInformerFactory) LogicalClusters() Informer[*corev1alpha1.LogicalCluster] {
+	return typedInformer(f, corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"), corev1alpha1.Resource("logicalcluster"), &corev1alpha1.LogicalCluster{},
+		func() listWatcher[*corev1alpha1.LogicalClusterList] {
+			return f.kcp("logicalclusters").LogicalClusters()
+		})
+}

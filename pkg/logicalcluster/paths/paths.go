@@ -10,8 +10,6 @@
 package paths
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
@@ -21,15 +19,15 @@ import (
 // ByPath is the name of the index of objects by their kcp.io/path.
 const ByPath = "kcp.io/path"
 
-// LogicalClusterIndex indexes unstructured LogicalClusters by their
-// canonical path. A deleting logical cluster gives its path up: a new
-// workspace of the same name may already use it.
+// LogicalClusterIndex indexes LogicalClusters by their canonical path. A
+// deleting logical cluster gives its path up: a new workspace of the same
+// name may already use it.
 func LogicalClusterIndex(obj any) ([]string, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || u.GetDeletionTimestamp() != nil {
+	m, ok := obj.(metav1.Object)
+	if !ok || m.GetDeletionTimestamp() != nil {
 		return nil, nil
 	}
-	return ReplicaIndex(u)
+	return ReplicaIndex(obj)
 }
 
 // ReplicaIndex indexes any object by its kcp.io/path annotation, such as

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -31,14 +30,14 @@ func NewForConfig(loopback *rest.Config, f *informers.SharedInformerFactory) (*P
 		return nil, fmt.Errorf("building %s admission clients: %w", PluginName, err)
 	}
 	namespaces := f.Namespaces()
-	logicalClusters := f.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters"))
+	logicalClusters := f.LogicalClusters()
 	return New(NewDependencies(namespaces, logicalClusters, clients)), nil
 }
 
 // NewDependencies returns the plugin's dependencies over a wildcard
-// namespace informer, a wildcard unstructured LogicalCluster informer and
+// namespace informer, a wildcard LogicalCluster informer and
 // per-cluster clients.
-func NewDependencies(namespaces informers.Informer[*corev1.Namespace], logicalClusters informers.Informer[*unstructured.Unstructured], clients *clusters.ClusterClientset) Dependencies {
+func NewDependencies(namespaces informers.Informer[*corev1.Namespace], logicalClusters informers.Informer[*corev1alpha1.LogicalCluster], clients *clusters.ClusterClientset) Dependencies {
 	return Dependencies{
 		GetNamespace: func(cluster logicalcluster.Name, name string) (*corev1.Namespace, error) {
 			return namespaces.Lister().Cluster(cluster).Get(name)
@@ -58,7 +57,7 @@ func NewDependencies(namespaces informers.Informer[*corev1.Namespace], logicalCl
 			if err != nil {
 				return false, err
 			}
-			return lc.GetDeletionTimestamp() != nil, nil
+			return lc.DeletionTimestamp != nil, nil
 		},
 		Ready: func() bool {
 			return namespaces.Informer().HasSynced() && logicalClusters.Informer().HasSynced()

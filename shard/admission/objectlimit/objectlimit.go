@@ -24,7 +24,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/klog/v2"
 
@@ -51,8 +50,8 @@ type Config struct {
 	// DefaultLimit applies to clusters without the annotation, except
 	// root and system clusters; zero or less disables it.
 	DefaultLimit int64
-	// LogicalClusters is the shard's unstructured LogicalCluster informer.
-	LogicalClusters informers.Informer[*unstructured.Unstructured]
+	// LogicalClusters is the shard's LogicalCluster informer.
+	LogicalClusters informers.Informer[*v1alpha1.LogicalCluster]
 	// KV is the shard's etcd; Root its key prefix (e.g. /registry).
 	KV   clientv3.KV
 	Root string
@@ -246,7 +245,7 @@ func (p *Plugin) limit(cluster logicalcluster.Name) (limit int64, fromAnnotation
 	if err != nil {
 		return 0, false
 	}
-	if phase, _, _ := unstructured.NestedString(lc.Object, "status", "phase"); phase != string(v1alpha1.LogicalClusterPhaseReady) {
+	if lc.Status.Phase != v1alpha1.LogicalClusterPhaseReady {
 		return 0, false
 	}
 	if v, ok := lc.GetAnnotations()[LimitAnnotation]; ok {

@@ -56,7 +56,7 @@
 // # Wiring
 //
 //	plugin := workspace.New(workspace.NewConfig(
-//		factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")),
+//		factory.LogicalClusters(),
 //		factory.WorkspaceTypes(),
 //		s.resolvePath, // shard/server: path -> local logical cluster
 //		authz,         // the shard's authorizer chain

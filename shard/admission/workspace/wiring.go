@@ -1,10 +1,6 @@
 package workspace
 
 import (
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -14,23 +10,14 @@ import (
 )
 
 // NewConfig returns the plugin's configuration over a shard's wildcard
-// informers of LogicalClusters (unstructured, as the shard's factory's
-// ForResource returns it) and WorkspaceTypes, its path resolution and its
+// informers of LogicalClusters and WorkspaceTypes, its path resolution and its
 // authorizer. The plugin is ready once both informers have synced; it
 // neither starts nor waits for them.
-func NewConfig(logicalClusters informers.Informer[*unstructured.Unstructured], types informers.Informer[*tenancyv1alpha1.WorkspaceType],
+func NewConfig(logicalClusters informers.Informer[*corev1alpha1.LogicalCluster], types informers.Informer[*tenancyv1alpha1.WorkspaceType],
 	resolvePath func(logicalcluster.Path) (logicalcluster.Name, bool), authz authorizer.Authorizer) Config {
 	return Config{
 		LogicalCluster: func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
-			u, err := logicalClusters.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
-			if err != nil {
-				return nil, err
-			}
-			lc := &corev1alpha1.LogicalCluster{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc); err != nil {
-				return nil, fmt.Errorf("decoding the LogicalCluster of %q: %w", cluster, err)
-			}
-			return lc, nil
+			return logicalClusters.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
 		},
 		ResolvePath: resolvePath,
 		WorkspaceType: func(cluster logicalcluster.Name, name string) (*tenancyv1alpha1.WorkspaceType, error) {

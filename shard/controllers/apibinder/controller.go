@@ -23,8 +23,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -56,7 +54,7 @@ type Config struct {
 type Controller struct {
 	*reconciler.Controller
 	cfg      Config
-	clusters informers.Informer[*unstructured.Unstructured]
+	clusters informers.Informer[*corev1alpha1.LogicalCluster]
 	bindings informers.Informer[*apisv1alpha1.APIBinding]
 	// created holds the bindings this controller created that its
 	// informer may not have yet (reconciler.Key to time.Time), so that the
@@ -71,24 +69,17 @@ const createdWait = 30 * time.Second
 
 // New wires the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{cfg: cfg, clusters: cfg.Factory.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")), bindings: cfg.Factory.APIBindings()}
+	c := &Controller{cfg: cfg, clusters: cfg.Factory.LogicalClusters(), bindings: cfg.Factory.APIBindings()}
 	c.Controller = reconciler.New("apibinder", reconciler.Func(c.reconcile), reconciler.Options{Workers: 10})
 	waiting := func(obj any) []reconciler.Key {
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
-		u, ok := obj.(*unstructured.Unstructured)
-		if !ok {
+		lc, ok := obj.(*corev1alpha1.LogicalCluster)
+		if !ok || !corev1alpha1.HasInitializer(lc.Status.Initializers, corev1alpha1.APIBindingsInitializer) {
 			return nil
 		}
-		// Read the initializers off the unstructured object: converting
-		// every LogicalCluster event would cost more than the rest of the
-		// controller.
-		inits, _, _ := unstructured.NestedStringSlice(u.Object, "status", "initializers")
-		if !slices.Contains(inits, string(corev1alpha1.APIBindingsInitializer)) {
-			return nil
-		}
-		return []reconciler.Key{{Cluster: logicalcluster.From(u)}}
+		return []reconciler.Key{{Cluster: logicalcluster.From(lc)}}
 	}
 	if err := c.Watch(c.clusters.Informer(), reconciler.EnqueueMappedHandler(c.Controller, waiting)); err != nil {
 		return nil, err
@@ -110,14 +101,10 @@ func New(cfg Config) (*Controller, error) {
 }
 
 func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
-	u, err := c.clusters.Lister().Cluster(key.Cluster).Get(corev1alpha1.LogicalClusterName)
+	lc, err := c.clusters.Lister().Cluster(key.Cluster).Get(corev1alpha1.LogicalClusterName)
 	if apierrors.IsNotFound(err) {
 		return reconciler.Result{}, nil
 	}
-	if err != nil {
-		return reconciler.Result{}, err
-	}
-	lc, err := typed(u)
 	if err != nil {
 		return reconciler.Result{}, err
 	}
@@ -209,11 +196,6 @@ func (c *Controller) remember(key reconciler.Key) {
 		}
 		return true
 	})
-}
-
-func typed(u *unstructured.Unstructured) (*corev1alpha1.LogicalCluster, error) {
-	lc := &corev1alpha1.LogicalCluster{}
-	return lc, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc)
 }
 
 // defaultBindings collects the defaultAPIBindings of the cluster's type

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
@@ -20,16 +19,16 @@ import (
 // Controller is the default namespace controller.
 type Controller struct {
 	*reconciler.Controller
-	logicalClusters informers.Informer[*unstructured.Unstructured]
+	logicalClusters informers.Informer[*corev1alpha1.LogicalCluster]
 	namespaces      informers.Informer[*corev1.Namespace]
 	kube            *clusters.ClusterClientset
 }
 
-// New wires the controller to the shard's informers: LogicalClusters
-// (unstructured, core.kcp.io/v1alpha1) and Namespaces.
+// New wires the controller to the shard's informers: LogicalClusters and
+// Namespaces.
 func New(kube *clusters.ClusterClientset, f *informers.SharedInformerFactory) (*Controller, error) {
 	c := &Controller{
-		logicalClusters: f.ForResource(corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")),
+		logicalClusters: f.LogicalClusters(),
 		namespaces:      f.Namespaces(),
 		kube:            kube,
 	}
@@ -74,8 +73,7 @@ func (c *Controller) state(cluster logicalcluster.Name) (state, error) {
 	case err != nil:
 		return st, err
 	}
-	phase, _, _ := unstructured.NestedString(lc.Object, "status", "phase")
-	st.ready = phase == string(corev1alpha1.LogicalClusterPhaseReady) && lc.GetDeletionTimestamp() == nil
+	st.ready = lc.Status.Phase == corev1alpha1.LogicalClusterPhaseReady && lc.DeletionTimestamp == nil
 	_, err = c.namespaces.Lister().Cluster(cluster).Get(Name)
 	switch {
 	case err == nil:

@@ -7,8 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -29,13 +27,10 @@ const (
 	DefaultWorkers = 10
 )
 
-// logicalClustersResource is the resource of LogicalCluster objects.
-var logicalClustersResource = corev1alpha1.SchemeGroupVersion.WithResource("logicalclusters")
-
 // Config configures the built-in initializers of a shard.
 type Config struct {
 	// Informers is the shard's wildcard informer factory. New adds its
-	// unstructured LogicalClusters informer; start the factory after New.
+	// LogicalClusters informer; start the factory after New.
 	Informers *informers.SharedInformerFactory
 	// Loopback is the admin config of this shard (a trailing
 	// /clusters/<name> is ignored).
@@ -75,15 +70,11 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("%s controller: %w", ControllerName, err)
 	}
 
-	lcs := cfg.Informers.ForResource(logicalClustersResource)
+	lcs := cfg.Informers.LogicalClusters()
 	r := &initializer{
 		externalURL: cfg.ExternalURL,
 		getLogicalCluster: func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
-			u, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
-			if err != nil {
-				return nil, err
-			}
-			return fromUnstructured(u)
+			return lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
 		},
 		readLogicalCluster: func(ctx context.Context, cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
 			c, err := kcp.For(cluster)
@@ -147,15 +138,11 @@ func New(cfg Config) (*Controller, error) {
 	c := reconciler.New(ControllerName, reconciler.Func(r.reconcile), reconciler.Options{Workers: workers})
 	handler := cache.FilteringResourceEventHandler{
 		FilterFunc: func(obj any) bool {
-			u, ok := obj.(*unstructured.Unstructured)
-			if !ok || u.GetName() != corev1alpha1.LogicalClusterName {
-				return false
-			}
-			lc, err := fromUnstructured(u)
-			return err == nil && needsWork(lc, logicalcluster.From(u), cfg.ExternalURL)
+			lc, ok := obj.(*corev1alpha1.LogicalCluster)
+			return ok && lc.Name == corev1alpha1.LogicalClusterName && needsWork(lc, logicalcluster.From(lc), cfg.ExternalURL)
 		},
-		Handler: reconciler.EnqueueMappedHandler(c, func(u *unstructured.Unstructured) []reconciler.Key {
-			return []reconciler.Key{{Cluster: logicalcluster.From(u)}}
+		Handler: reconciler.EnqueueMappedHandler(c, func(lc *corev1alpha1.LogicalCluster) []reconciler.Key {
+			return []reconciler.Key{{Cluster: logicalcluster.From(lc)}}
 		}),
 	}
 	if err := c.Watch(lcs.Informer(), handler); err != nil {
@@ -169,13 +156,3 @@ func (c *Controller) Name() string { return c.ctrl.Name() }
 
 // Run initializes logical clusters until ctx is done.
 func (c *Controller) Run(ctx context.Context) error { return c.ctrl.Run(ctx) }
-
-// fromUnstructured converts a LogicalCluster from the unstructured
-// informer into a new typed object.
-func fromUnstructured(u *unstructured.Unstructured) (*corev1alpha1.LogicalCluster, error) {
-	lc := &corev1alpha1.LogicalCluster{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc); err != nil {
-		return nil, fmt.Errorf("decoding LogicalCluster: %w", err)
-	}
-	return lc, nil
-}

@@ -29,8 +29,8 @@
 // # Wiring in the shard
 //
 // New must run before the informer factory starts: it adds the factory's
-// unstructured informer of core.kcp.io/v1alpha1 logicalclusters (shared with
-// other controllers; the factory's Clients need Dynamic). It writes through
+// informer of core.kcp.io/v1alpha1 logicalclusters (shared with other
+// controllers; the factory's Clients need KCP). It writes through
 // Config.Loopback, the shard's admin config:
 //
 //	in, err := initializers.New(initializers.Config{

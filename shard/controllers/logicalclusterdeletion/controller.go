@@ -34,8 +34,8 @@ type Controller struct {
 }
 
 // New returns the controller for all logical clusters of the shard that
-// loopback addresses. It watches LogicalClusters through f's unstructured
-// informer of core.kcp.io/v1alpha1 logicalclusters, which f must start after
+// loopback addresses. It watches LogicalClusters through f's informer of
+// core.kcp.io/v1alpha1 logicalclusters, which f must start after
 // New, writes them through a client built from loopback, and removes the
 // content of a deleted logical cluster with deleteClusterData.
 func New(loopback *rest.Config, f *informers.SharedInformerFactory, deleteClusterData DeleteClusterDataFunc) (*Controller, error) {
@@ -46,14 +46,10 @@ func New(loopback *rest.Config, f *informers.SharedInformerFactory, deleteCluste
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ControllerName, err)
 	}
-	lcs := f.ForResource(logicalClusters)
+	lcs := f.LogicalClusters()
 	d := &deleter{
 		getLogicalCluster: func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
-			u, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
-			if err != nil {
-				return nil, err
-			}
-			return fromUnstructured(u)
+			return lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
 		},
 		deleteClusterData: deleteClusterData,
 		writeStatus: func(ctx context.Context, cluster logicalcluster.Name, old, new *corev1alpha1.LogicalCluster) (*corev1alpha1.LogicalCluster, error) {
@@ -120,8 +116,8 @@ func (c *Controller) Run(ctx context.Context) error {
 // deleting tells whether obj is a LogicalCluster named "cluster" that is
 // being deleted and still has Finalizer.
 func deleting(obj any) bool {
-	u, ok := obj.(*unstructured.Unstructured)
-	return ok && u.GetName() == corev1alpha1.LogicalClusterName && u.GetDeletionTimestamp() != nil && slices.Contains(u.GetFinalizers(), Finalizer)
+	lc, ok := obj.(*corev1alpha1.LogicalCluster)
+	return ok && lc.Name == corev1alpha1.LogicalClusterName && lc.DeletionTimestamp != nil && slices.Contains(lc.Finalizers, Finalizer)
 }
 
 // patchLogicalCluster sends a JSON merge patch for the LogicalCluster of

@@ -5,18 +5,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 )
 
 func TestDeletingFilter(t *testing.T) {
-	lc := func(name string, deleted bool, finalizers ...string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "core.kcp.io/v1alpha1", "kind": "LogicalCluster"}}
-		u.SetName(name)
-		u.SetFinalizers(finalizers)
+	lc := func(name string, deleted bool, finalizers ...string) *corev1alpha1.LogicalCluster {
+		lc := &corev1alpha1.LogicalCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: finalizers}}
 		if deleted {
 			now := metav1.Now()
-			u.SetDeletionTimestamp(&now)
+			lc.DeletionTimestamp = &now
 		}
-		return u
+		return lc
 	}
 	for _, tc := range []struct {
 		name string
@@ -27,7 +27,7 @@ func TestDeletingFilter(t *testing.T) {
 		{"not deleted", lc("cluster", false, Finalizer), false},
 		{"finalizer gone", lc("cluster", true, "a"), false},
 		{"not the singleton", lc("other", true, Finalizer), false},
-		{"not unstructured", "cluster", false},
+		{"not a LogicalCluster", "cluster", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := deleting(tc.obj); got != tc.want {

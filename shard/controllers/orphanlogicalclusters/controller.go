@@ -18,9 +18,7 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -53,7 +51,7 @@ const (
 // Config are the dependencies of the controller.
 type Config struct {
 	// LogicalClusters is the shard's informer of LogicalClusters.
-	LogicalClusters informers.Informer[*unstructured.Unstructured]
+	LogicalClusters informers.Informer[*corev1alpha1.LogicalCluster]
 	// Owner tells the state of the owner of a LogicalCluster (spec.owner),
 	// asking its shard.
 	Owner func(ctx context.Context, lc *corev1alpha1.LogicalCluster) (OwnerState, error)
@@ -82,7 +80,7 @@ func New(cfg Config) (*Controller, error) {
 	if err := c.controller.Watch(cfg.LogicalClusters.Informer(), cache.FilteringResourceEventHandler{
 		FilterFunc: owned,
 		Handler: cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			c.controller.Enqueue(keyOf(obj.(*unstructured.Unstructured)))
+			c.controller.Enqueue(keyOf(obj.(*corev1alpha1.LogicalCluster)))
 		}},
 	}); err != nil {
 		return nil, err
@@ -118,29 +116,24 @@ func (c *Controller) Run(ctx context.Context) error {
 	return c.controller.Run(ctx)
 }
 
-func keyOf(u *unstructured.Unstructured) reconciler.Key {
-	return reconciler.Key{Cluster: logicalcluster.From(u), Name: u.GetName()}
+func keyOf(lc *corev1alpha1.LogicalCluster) reconciler.Key {
+	return reconciler.Key{Cluster: logicalcluster.From(lc), Name: lc.Name}
 }
 
 // owned tells whether obj is a LogicalCluster, not being deleted, owned by
 // a Workspace.
 func owned(obj any) bool {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || u.GetName() != corev1alpha1.LogicalClusterName || u.GetDeletionTimestamp() != nil {
+	lc, ok := obj.(*corev1alpha1.LogicalCluster)
+	if !ok || lc.Name != corev1alpha1.LogicalClusterName || lc.DeletionTimestamp != nil {
 		return false
 	}
-	resource, _, _ := unstructured.NestedString(u.Object, "spec", "owner", "resource")
-	return resource == "workspaces"
+	return lc.Spec.Owner != nil && lc.Spec.Owner.Resource == "workspaces"
 }
 
 // reconcile deletes the LogicalCluster of key.Cluster if its owner is gone.
 func (c *Controller) reconcile(ctx context.Context, key reconciler.Key) (reconciler.Result, error) {
-	u, err := c.cfg.LogicalClusters.Lister().Cluster(key.Cluster).Get(corev1alpha1.LogicalClusterName)
-	if err != nil || !owned(u) {
-		return reconciler.Result{}, nil
-	}
-	lc := &corev1alpha1.LogicalCluster{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc); err != nil {
+	lc, err := c.cfg.LogicalClusters.Lister().Cluster(key.Cluster).Get(corev1alpha1.LogicalClusterName)
+	if err != nil || !owned(lc) {
 		return reconciler.Result{}, nil
 	}
 	state, err := c.cfg.Owner(ctx, lc)

@@ -109,7 +109,7 @@ func New(cfg Config) (*Controller, error) {
 	if err := c.bindings.AddIndexers(cache.Indexers{byRole: roleIndex}); err != nil {
 		return nil, err
 	}
-	lcs := local.ForResource(schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "logicalclusters"})
+	lcs := local.LogicalClusters()
 	sources := map[string]cache.SharedIndexInformer{
 		"apiexports":              local.APIExports().Informer(),
 		"apiresourceschemas":      local.APIResourceSchemas().Informer(),

@@ -11,9 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -53,7 +51,7 @@ var logicalClustersResource = corev1alpha1.SchemeGroupVersion.WithResource("logi
 // Config configures the workspace controller of a shard.
 type Config struct {
 	// Informers is the shard's wildcard informer factory. New adds its
-	// Workspaces and its unstructured LogicalClusters informers (and its
+	// Workspaces and LogicalClusters informers (and its
 	// Shards informer unless Shards is set); start the factory after New.
 	Informers *informers.SharedInformerFactory
 	// Shards, if set, is where Shard objects are read from instead of
@@ -122,7 +120,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 
 	workspaces := cfg.Informers.Workspaces()
-	lcs := cfg.Informers.ForResource(logicalClustersResource)
+	lcs := cfg.Informers.LogicalClusters()
 	var shardInformer informers.Informer[*corev1alpha1.Shard]
 	if cfg.Shards != nil {
 		shardInformer = *cfg.Shards
@@ -143,16 +141,12 @@ func New(cfg Config) (*Controller, error) {
 			return shardInformer.Lister().Cluster(logicalcluster.Root).Get(name)
 		},
 		getLogicalCluster: func(cluster logicalcluster.Name) (*corev1alpha1.LogicalCluster, error) {
-			u, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
-			if err != nil {
-				return nil, err
-			}
-			return fromUnstructured(u)
+			return lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName)
 		},
 		readParent: func(ctx context.Context, cluster logicalcluster.Name, resourceVersion string) (*corev1alpha1.LogicalCluster, error) {
 			if p, ok := lcs.Informer().(processedVersioner); ok && caughtUp(p.ProcessedResourceVersion(), resourceVersion) {
-				if u, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName); err == nil {
-					return fromUnstructured(u)
+				if lc, err := lcs.Lister().Cluster(cluster).Get(corev1alpha1.LogicalClusterName); err == nil {
+					return lc, nil
 				}
 			}
 			c, err := local.For(cluster)
@@ -183,8 +177,8 @@ func New(cfg Config) (*Controller, error) {
 	}
 	// Local logical clusters wake their Workspace up at once; remote ones
 	// are polled with backoff.
-	if err := c.Watch(lcs.Informer(), reconciler.EnqueueMappedHandler(c, func(u *unstructured.Unstructured) []reconciler.Key {
-		key, uid, ok := ownerOf(u)
+	if err := c.Watch(lcs.Informer(), reconciler.EnqueueMappedHandler(c, func(lc *corev1alpha1.LogicalCluster) []reconciler.Key {
+		key, uid, ok := ownerOf(lc)
 		if !ok {
 			return nil
 		}
@@ -249,35 +243,21 @@ func (c *Controller) Name() string { return c.ctrl.Name() }
 func (c *Controller) Run(ctx context.Context) error { return c.ctrl.Run(ctx) }
 
 // ownerOf returns the key and UID of the Workspace that owns the
-// LogicalCluster u, if a Workspace does.
-func ownerOf(u *unstructured.Unstructured) (reconciler.Key, types.UID, bool) {
-	if u.GetName() != corev1alpha1.LogicalClusterName {
+// LogicalCluster lc, if a Workspace does.
+func ownerOf(lc *corev1alpha1.LogicalCluster) (reconciler.Key, types.UID, bool) {
+	owner := lc.Spec.Owner
+	if lc.Name != corev1alpha1.LogicalClusterName || owner == nil {
 		return reconciler.Key{}, "", false
 	}
-	owner, found, err := unstructured.NestedMap(u.Object, "spec", "owner")
-	if !found || err != nil {
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	if err != nil || gv.Group != tenancyv1alpha1.GroupName || owner.Resource != workspacesKind || owner.Namespace != "" {
 		return reconciler.Key{}, "", false
 	}
-	str := func(k string) string { s, _ := owner[k].(string); return s }
-	gv, err := schema.ParseGroupVersion(str("apiVersion"))
-	if err != nil || gv.Group != tenancyv1alpha1.GroupName || str("resource") != workspacesKind || str("namespace") != "" {
+	cluster := logicalcluster.Name(owner.Cluster)
+	if !cluster.IsValid() || owner.Name == "" {
 		return reconciler.Key{}, "", false
 	}
-	cluster, name := logicalcluster.Name(str("cluster")), str("name")
-	if !cluster.IsValid() || name == "" {
-		return reconciler.Key{}, "", false
-	}
-	return reconciler.Key{Cluster: cluster, Name: name}, types.UID(str("uid")), true
-}
-
-// fromUnstructured converts a LogicalCluster from the unstructured
-// informer into a new typed object.
-func fromUnstructured(u *unstructured.Unstructured) (*corev1alpha1.LogicalCluster, error) {
-	lc := &corev1alpha1.LogicalCluster{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lc); err != nil {
-		return nil, fmt.Errorf("decoding LogicalCluster: %w", err)
-	}
-	return lc, nil
+	return reconciler.Key{Cluster: cluster, Name: owner.Name}, owner.UID, true
 }
 
 // workspaceClients writes Workspaces of the local shard.

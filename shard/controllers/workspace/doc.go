@@ -97,7 +97,7 @@
 // # Wiring in the shard
 //
 // New must run before the informer factory starts: it adds the factory's
-// Workspaces informer, its unstructured informer of core.kcp.io/v1alpha1
+// Workspaces informer, its informer of core.kcp.io/v1alpha1
 // logicalclusters and, unless Config.Shards is given, its Shards informer.
 // On a shard that does not host root, Shards must come from somewhere that
 // has root's Shard objects (the cache server). For example, in

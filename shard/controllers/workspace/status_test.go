@@ -6,7 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	corev1alpha1 "github.com/tessera-dev/tessera/pkg/apis/core/v1alpha1"
 	tenancyv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/tenancy/v1alpha1"
@@ -152,8 +152,11 @@ func TestOwnerOf(t *testing.T) {
 		{"no owner", map[string]any{"metadata": map[string]any{"name": "cluster"}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := &unstructured.Unstructured{Object: tc.obj}
-			key, uid, ok := ownerOf(u)
+			lc := &corev1alpha1.LogicalCluster{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tc.obj, lc); err != nil {
+				t.Fatal(err)
+			}
+			key, uid, ok := ownerOf(lc)
 			if ok != tc.want {
 				t.Fatalf("ok = %v, want %v", ok, tc.want)
 			}

@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tessera-dev/tessera/shard/filters"
+
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
@@ -126,7 +128,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.ShutdownWatchTerminationGracePeriod = 2 * time.Second
 	gc.EffectiveVersion = compatibility.NewEffectiveVersionFromString(KubernetesVersion, "", "")
 	gc.BuildHandlerChainFunc = func(h http.Handler, gcfg *genericapiserver.Config) http.Handler {
-		return withScope(genericapiserver.DefaultBuildHandlerChain(h, gcfg))
+		return withScope(genericapiserver.DefaultBuildHandlerChain(filters.WithResourceVersionValidation(h, gcfg.Serializer), gcfg))
 	}
 	c.Generic = gc
 

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tessera-dev/tessera/shard/filters"
+
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -72,7 +74,7 @@ func NewEmbedded(c EmbeddedConfig) (*Embedded, error) {
 		gc.MinRequestTimeout = int(c.MinRequestTimeout / time.Second)
 	}
 	gc.BuildHandlerChainFunc = func(h http.Handler, gcfg *genericapiserver.Config) http.Handler {
-		return withScope(genericapiserver.DefaultBuildHandlerChain(h, gcfg))
+		return withScope(genericapiserver.DefaultBuildHandlerChain(filters.WithResourceVersionValidation(h, gcfg.Serializer), gcfg))
 	}
 	backend := storagebackend.NewDefaultConfig(replicated.StoragePrefix, nil)
 	backend.CompactionInterval = 0 // the host compacts its etcd

@@ -370,6 +370,9 @@ func TestRefusals(t *testing.T) {
 		{"bad shard", "GET", "/services/cache/shards/A_B/clusters/x/apis", "", http.StatusBadRequest},
 		{"bad cluster", "GET", "/services/cache/shards/a/clusters/X/apis", "", http.StatusBadRequest},
 		{"no cluster", "GET", "/services/cache/shards/a/apis", "", http.StatusBadRequest},
+		{"resourceVersion not a number", "GET", base + "?resourceVersion=garbage", "", http.StatusBadRequest},
+		{"resourceVersion beyond etcd's", "GET", base + "?resourceVersion=18446744073709551615&resourceVersionMatch=Exact", "", http.StatusBadRequest},
+		{"resourceVersion beyond etcd's, paged", "GET", base + "?resourceVersion=18446744073709551615&limit=5", "", http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := do(t, admin, tc.method, tc.path, tc.body)

@@ -149,6 +149,10 @@ func apisBench(ctx context.Context, binary string, bindings, consumers, rate, de
 	// 2. Fan-out: every consumer bound, one watch through the virtual
 	// workspace, writes in all consumers.
 	if consumers > bindings {
+		before, err := takeSnapshot(ctx, s)
+		if err != nil {
+			return err
+		}
 		start = time.Now()
 		if err := parallel(ctx, consumers-bindings, 32, func(ctx context.Context, i int) error {
 			if err := createBinding(ctx, kcp, clusterName(bindings+i)); err != nil {
@@ -160,6 +164,11 @@ func apisBench(ctx context.Context, binary string, bindings, consumers, rate, de
 		}
 		fmt.Printf("  fan-out: %d more bindings created by 32 clients and served in %s (%.0f/s)\n",
 			consumers-bindings, time.Since(start).Round(time.Millisecond), float64(consumers-bindings)/time.Since(start).Seconds())
+		after, err := takeSnapshot(ctx, s)
+		if err != nil {
+			return err
+		}
+		printMemoryPerBinding(consumers-bindings, before, after)
 	}
 	if consumers > 0 {
 		if err := fanout(ctx, s, consumers, rate); err != nil {
@@ -272,6 +281,15 @@ func printBindings(bindings int, f bindingFigures, before, first, after snapshot
 		bindings-1, mib(first.rss), mib(after.rss), float64(after.rss-first.rss)/1024/n, per("go_goroutines"), g(first), g(after))
 	fmt.Printf("          of which, per binding: %.1f KiB live heap after a forced garbage collection, %.1f KiB goroutine stacks (Go runtime figures)\n",
 		per("go_memstats_heap_alloc_bytes")/1024, per("go_memstats_stack_inuse_bytes")/1024)
+}
+
+// printMemoryPerBinding prints what n bindings created together cost the
+// shard; over many bindings the RSS figure rises above its noise.
+func printMemoryPerBinding(n int, before, after snapshot) {
+	d := func(k string) float64 { return (after.runtime[k] - before.runtime[k]) / float64(n) }
+	fmt.Printf("    memory of these %d bindings: RSS %s -> %s, %.1f KiB per binding (goal < 16 KiB); per binding %.1f KiB live heap after a forced garbage collection, %.2f goroutines (%.0f -> %.0f)\n",
+		n, mib(before.rss), mib(after.rss), float64(after.rss-before.rss)/1024/float64(n),
+		d("go_memstats_heap_alloc_bytes")/1024, d("go_goroutines"), before.runtime["go_goroutines"], after.runtime["go_goroutines"])
 }
 
 // publishCowboys creates the cowboys schema and export in the provider

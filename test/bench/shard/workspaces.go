@@ -35,6 +35,7 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 		return err
 	}
 	defer s.stop()
+	freshStart := s.readyIn
 	kcp, err := clusters.NewKCPForConfig(s.cfg)
 	if err != nil {
 		return err
@@ -54,6 +55,7 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	if err := s.restart(); err != nil {
 		return err
 	}
+	smallRestart := s.readyIn
 	rssBefore, err := s.settledRSS(ctx)
 	if err != nil {
 		return err
@@ -110,6 +112,7 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	if err := s.restart(); err != nil {
 		return err
 	}
+	flatRestart := s.readyIn
 	rssRestarted, err := s.settledRSS(ctx)
 	if err != nil {
 		return err
@@ -207,6 +210,10 @@ func workspaceBench(ctx context.Context, binary string, flat, fanout, depth, wor
 	}
 
 	fmt.Printf("Workspaces (type root:universal) on one shard, %d parallel clients:\n", workers)
+	fmt.Printf("  start:  exec to /readyz 200 with an empty data dir %s (goal 0.5 s; kcp 26-29 s); restarts: with %d workspaces %s, with %d %s\n",
+		freshStart.Round(time.Millisecond), singleWorkspaces, smallRestart.Round(time.Millisecond), singleWorkspaces+flat, flatRestart.Round(time.Millisecond))
+	fmt.Printf("  idle:   RSS %s, %d goroutines, live heap %s with %d workspaces (goal 64 MiB; kcp 517-546 MB)\n",
+		mib(rssBefore), gBefore, mib(int64(heapBefore)), singleWorkspaces)
 	fmt.Printf("  one:    %d created one after the other, create -> Ready p50 %s, p99 %s\n", singleWorkspaces,
 		pct(single, 50).Round(100*time.Microsecond), pct(single, 99).Round(100*time.Microsecond))
 	fmt.Printf("  flat:   %d in root Ready in %s: %.1f workspaces/s\n", flat, flatDur.Round(time.Millisecond), float64(flat)/flatDur.Seconds())

@@ -57,7 +57,7 @@ func NewSharedIndexInformerWithOptions(lw cache.ListerWatcher, exampleObject run
 		description:          description,
 		identifier:           options.Identifier,
 		metricsProvider:      options.InformerMetricsProvider,
-		indexer:              cache.NewIndexer(KeyFunc, indexers, cache.WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)),
+		indexer:              NewIndexer(KeyFunc, indexers, storeResourceVersionMetric(options.Identifier, options.InformerMetricsProvider)),
 		clock:                realClock,
 		mutationDetector:     cache.NewCacheMutationDetector(description),
 		resyncCheckPeriod:    options.ResyncPeriod,
@@ -444,3 +444,12 @@ func (controllerView) RunWithContext(context.Context)        {}
 func (c controllerView) HasSynced() bool                     { return c.s.HasSynced() }
 func (c controllerView) HasSyncedChecker() cache.DoneChecker { return c.s.HasSyncedChecker() }
 func (c controllerView) LastSyncResourceVersion() string     { return c.s.LastSyncResourceVersion() }
+
+// storeResourceVersionMetric is the store metric client-go's indexer keeps
+// for an informer with a reserved identifier and a metrics provider.
+func storeResourceVersionMetric(id cache.InformerNameAndResource, provider cache.InformerMetricsProvider) cache.GaugeMetric {
+	if provider == nil || !id.Reserved() {
+		return nil
+	}
+	return provider.NewStoreResourceVersionMetric(id)
+}

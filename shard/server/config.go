@@ -104,11 +104,11 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	}
 
 	gc := genericapiserver.NewRecommendedConfig(codecs)
-	serving := genericoptions.NewSecureServingOptions().WithLoopback()
+	serving := genericoptions.NewSecureServingOptions()
 	serving.BindAddress = net.ParseIP(o.BindAddress)
 	serving.BindPort = o.SecurePort
 	serving.ServerCert.CertKey = genericoptions.CertKey{CertFile: files.Serving.CertFile, KeyFile: files.Serving.KeyFile}
-	if err := serving.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
+	if err := certs.ApplySecureServingWithLoopback(serving, &gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, fmt.Errorf("secure serving: %w", err)
 	}
 	gc.ExternalAddress = net.JoinHostPort(o.ExternalHostname, strconv.Itoa(o.SecurePort))

@@ -125,7 +125,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	// Watches end at shutdown instead of holding the process for the whole
 	// ShutdownTimeout; their clients watch again.
 	gc.ShutdownWatchTerminationGracePeriod = 2 * time.Second
-	serving := genericoptions.NewSecureServingOptions().WithLoopback()
+	serving := genericoptions.NewSecureServingOptions()
 	serving.BindAddress = net.ParseIP(o.BindAddress)
 	serving.BindPort = o.SecurePort
 	if o.SecurePort == 0 {
@@ -137,7 +137,7 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 		serving.Listener, serving.BindPort = ln, port
 	}
 	serving.ServerCert.CertKey = genericoptions.CertKey{CertFile: c.Files.Serving.CertFile, KeyFile: c.Files.Serving.KeyFile}
-	if err := serving.ApplyTo(&gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
+	if err := certs.ApplySecureServingWithLoopback(serving, &gc.SecureServing, &gc.LoopbackClientConfig); err != nil {
 		return nil, fmt.Errorf("secure serving: %w", err)
 	}
 	port := o.SecurePort

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -211,10 +212,12 @@ func trim(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &metav1.PartialObjectMetadata{
-		TypeMeta: pom.TypeMeta,
+		// Kinds, versions and namespaces repeat across objects: one copy
+		// of each string is kept.
+		TypeMeta: metav1.TypeMeta{APIVersion: unique.Make(pom.APIVersion).Value(), Kind: unique.Make(pom.Kind).Value()},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              pom.Name,
-			Namespace:         pom.Namespace,
+			Namespace:         unique.Make(pom.Namespace).Value(),
 			UID:               pom.UID,
 			ResourceVersion:   pom.ResourceVersion,
 			DeletionTimestamp: pom.DeletionTimestamp,
@@ -223,7 +226,38 @@ func trim(obj any) (any, error) {
 		},
 	}
 	if cluster, ok := pom.Annotations[logicalcluster.AnnotationKey]; ok {
-		out.Annotations = map[string]string{logicalcluster.AnnotationKey: cluster}
+		out.Annotations = clusterAnnotations.of(cluster)
 	}
 	return out, nil
+}
+
+// clusterAnnotations are the annotations of trimmed objects: one map per
+// logical cluster, shared by its objects (a Go map costs about 300 bytes
+// even with one entry, more than the rest of a trimmed object).
+var clusterAnnotations = &annotationTable{maps: map[string]map[string]string{}}
+
+// maxAnnotationMaps bounds the table: when it is full it starts afresh, so
+// that the maps of deleted clusters do not stay. Objects keep the map they
+// have; later objects of their cluster get a new one.
+const maxAnnotationMaps = 1 << 16
+
+type annotationTable struct {
+	lock sync.Mutex
+	maps map[string]map[string]string
+}
+
+// of returns the map holding only the cluster annotation with value
+// cluster. Callers must not change it.
+func (t *annotationTable) of(cluster string) map[string]string {
+	t.lock.Lock()
+	defer t.lock.Unlock()
+	if m, ok := t.maps[cluster]; ok {
+		return m
+	}
+	if len(t.maps) >= maxAnnotationMaps {
+		t.maps = map[string]map[string]string{}
+	}
+	m := map[string]string{logicalcluster.AnnotationKey: cluster}
+	t.maps[cluster] = m
+	return m
 }

@@ -2,6 +2,8 @@ package garbagecollector
 
 import (
 	"context"
+	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -119,5 +121,32 @@ func TestMonitorSet(t *testing.T) {
 	}
 	if got, want := names(s.dependentsOf("a", "o1")), []string{"configmaps/a/dep"}; !slices.Equal(got, want) {
 		t.Errorf("dependentsOf(a, o1) after removal = %v, want %v", got, want)
+	}
+}
+
+// TestTrimSharesClusterAnnotations pins that trimmed objects of one logical
+// cluster share one annotations map, and that objects of another cluster
+// get theirs.
+func TestTrimSharesClusterAnnotations(t *testing.T) {
+	object := func(cluster, name string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
+			logicalcluster.AnnotationKey: cluster, "other": "x"}}}
+	}
+	trimmed := func(o *metav1.PartialObjectMetadata) *metav1.PartialObjectMetadata {
+		out, err := trim(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*metav1.PartialObjectMetadata)
+	}
+	a1, a2, b := trimmed(object("ta", "one")), trimmed(object("ta", "two")), trimmed(object("tb", "one"))
+	if !maps.Equal(a1.Annotations, map[string]string{logicalcluster.AnnotationKey: "ta"}) || logicalcluster.From(b) != "tb" {
+		t.Fatalf("trimmed annotations %v and %v", a1.Annotations, b.Annotations)
+	}
+	if reflect.ValueOf(a1.Annotations).UnsafePointer() != reflect.ValueOf(a2.Annotations).UnsafePointer() {
+		t.Errorf("two objects of cluster ta have two annotation maps")
+	}
+	if reflect.ValueOf(a1.Annotations).UnsafePointer() == reflect.ValueOf(b.Annotations).UnsafePointer() {
+		t.Errorf("objects of clusters ta and tb share an annotation map")
 	}
 }

@@ -45,7 +45,8 @@ func main() {
 	perCluster := flag.Int("configmaps", 10, "configmaps per cluster in the latency run")
 	samples := flag.Int("samples", 2000, "requests per latency figure")
 	workers := flag.Int("workers", 32, "parallel clients while filling the shard")
-	suites := flag.String("suites", "clusters,workspaces,fairness,watches,informers,apis,syncer,servlet", "comma-separated parts to run: clusters, workspaces, fairness, watches, informers, apis, syncer, servlet")
+	suites := flag.String("suites", "startup,clusters,workspaces,fairness,watches,informers,apis,syncer,servlet", "comma-separated parts to run: startup, clusters, workspaces, fairness, watches, informers, apis, syncer, servlet")
+	startups := flag.Int("startups", 5, "fresh shards started (and restarted once) in the startup run")
 	idleWatchers := flag.Int("idle-watchers", 10000, "idle watches, one per other cluster, in the watches run")
 	crWatches := flag.Int("cr-watches", 5000, "watches of custom resources in distinct (cluster, CRD) pairs in the watches run")
 	watchWrites := flag.Int("watch-writes", 2000, "creates per write-throughput figure in the watches run")
@@ -88,6 +89,8 @@ func main() {
 	fmt.Printf("Tessera shard benchmark on %d cores (%s/%s)\n\n", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 	for _, suite := range strings.Split(*suites, ",") {
 		switch strings.TrimSpace(suite) {
+		case "startup":
+			err = startupBench(ctx, abs, *startups)
 		case "workspaces":
 			err = workspaceBench(ctx, abs, *flatWS, *fanout, *depth, *workers)
 		case "fairness":

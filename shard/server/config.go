@@ -218,6 +218,8 @@ func NewConfig(o options.CompletedOptions) (*Config, error) {
 	gc.OpenAPIConfig.Info.Title = "Tessera"
 	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
 	gc.OpenAPIV3Config.Info.Title = "Tessera"
+	// Server.installOpenAPI serves both, the v2 document built lazily.
+	gc.SkipOpenAPIInstallation = true
 	gc.EnableIndex = false
 	gc.EnableProfiling = o.Profiling
 	gc.EnableContentionProfiling = o.Profiling && o.ContentionProfiling

@@ -21,7 +21,6 @@ import (
 	k8sstorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/value"
 	"k8s.io/klog/v2"
-	openapispec "k8s.io/kube-openapi/pkg/validation/spec"
 
 	apisv1alpha1 "github.com/tessera-dev/tessera/pkg/apis/apis/v1alpha1"
 	"github.com/tessera-dev/tessera/pkg/logicalcluster"
@@ -354,13 +353,13 @@ func (s *Server) withCoreGate(handler http.Handler, codecs runtime.NegotiatedSer
 }
 
 // hideGatedAPIs takes the gated core groups out of the generic server's
-// discovery and OpenAPI documents, after PrepareRun built them: a logical
+// discovery and OpenAPI v3 documents, after PrepareRun built them (the v2
+// document leaves them out when it is built, withoutGatedPaths): a logical
 // cluster lists them only where it binds them, from the bound schemas as
 // for any bound resource.
-func (s *Server) hideGatedAPIs() error {
+func (s *Server) hideGatedAPIs() {
 	g := s.GenericAPIServer
-	hidden := gatedGroups()
-	for _, group := range hidden {
+	for _, group := range gatedGroups() {
 		g.DiscoveryGroupManager.RemoveGroup(group)
 		if g.AggregatedDiscoveryGroupManager != nil {
 			g.AggregatedDiscoveryGroupManager.RemoveGroup(group)
@@ -371,21 +370,6 @@ func (s *Server) hideGatedAPIs() error {
 			}
 		}
 	}
-	if g.OpenAPIVersionedService == nil || g.StaticOpenAPISpec == nil {
-		return nil
-	}
-	spec := *g.StaticOpenAPISpec
-	if spec.Paths != nil {
-		paths := *spec.Paths
-		paths.Paths = make(map[string]openapispec.PathItem, len(spec.Paths.Paths))
-		for p, item := range spec.Paths.Paths {
-			if !hiddenPath(p, hidden) {
-				paths.Paths[p] = item
-			}
-		}
-		spec.Paths = &paths
-	}
-	return g.OpenAPIVersionedService.UpdateSpec(&spec)
 }
 
 func hiddenPath(p string, groups []string) bool {

@@ -388,9 +388,8 @@ func (g groupStorage) add(gv schema.GroupVersion, storage map[string]rest.Storag
 func (s *Server) Run(ctx context.Context) error {
 	defer s.closeEtcd()
 	prepared := s.GenericAPIServer.PrepareRun()
-	if err := s.hideGatedAPIs(); err != nil {
-		return err
-	}
+	s.installOpenAPI()
+	s.hideGatedAPIs()
 	return prepared.RunWithContext(ctx)
 }
 

@@ -245,6 +245,33 @@ func TestDiscoveryAdvertisesOnlyWhatIsServed(t *testing.T) {
 		proto := getBody(t, s, a, "/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
 		t.Logf("OpenAPI v2 document of a cluster with CRDs: %d bytes of JSON, %d of protobuf", len(body), len(proto))
 	})
+
+	// The shard builds the built-in v2 document on its first request;
+	// what it holds is what k8s.io/apiserver builds, less the gated kcp
+	// groups, which only clusters that bind them have.
+	t.Run("OpenAPI v2 of a plain cluster: the built-in APIs, no gated group", func(t *testing.T) {
+		body := getBody(t, s, b, "/openapi/v2", "application/json")
+		var sw spec.Swagger
+		if err := json.Unmarshal(body, &sw); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"/api/v1/namespaces/{namespace}/configmaps", "/apis/rbac.authorization.k8s.io/v1/clusterroles", "/apis/apis.kcp.io/v1alpha1/apibindings"} {
+			if _, ok := sw.Paths.Paths[p]; !ok {
+				t.Errorf("OpenAPI v2 of %s lacks %s", b, p)
+			}
+		}
+		for p := range sw.Paths.Paths {
+			if strings.HasPrefix(p, "/apis/tenancy.kcp.io/") || strings.HasPrefix(p, "/apis/topology.kcp.io/") {
+				t.Errorf("OpenAPI v2 of %s has the gated %s", b, p)
+			}
+		}
+		if _, ok := sw.Definitions["io.k8s.api.core.v1.ConfigMap"]; !ok {
+			t.Errorf("OpenAPI v2 of %s lacks the definition of ConfigMap", b)
+		}
+		if proto := getBody(t, s, b, "/openapi/v2", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"); len(proto) == 0 {
+			t.Errorf("OpenAPI v2 of %s in protobuf is empty", b)
+		}
+	})
 }
 
 // getStatus GETs a path of a cluster as the shard admin and returns the

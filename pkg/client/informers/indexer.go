@@ -254,12 +254,9 @@ func (x *indexer) itemsOf(k keys) []any {
 func (x *indexer) ByIndex(indexName, indexedValue string) ([]any, error) {
 	x.lock.RLock()
 	defer x.lock.RUnlock()
-	if x.indexers[indexName] == nil {
-		return nil, fmt.Errorf("Index with name %s does not exist", indexName)
-	}
-	k, ok := x.indices[indexName][indexedValue]
-	if !ok {
-		return []any{}, nil
+	k, err := x.keysOf(indexName, indexedValue)
+	if err != nil {
+		return nil, err
 	}
 	return x.itemsOf(k), nil
 }
@@ -268,17 +265,30 @@ func (x *indexer) ByIndex(indexName, indexedValue string) ([]any, error) {
 func (x *indexer) IndexKeys(indexName, indexedValue string) ([]string, error) {
 	x.lock.RLock()
 	defer x.lock.RUnlock()
-	if x.indexers[indexName] == nil {
-		return nil, fmt.Errorf("Index with name %s does not exist", indexName)
-	}
-	k, ok := x.indices[indexName][indexedValue]
-	if !ok {
-		return []string{}, nil
+	k, err := x.keysOf(indexName, indexedValue)
+	if err != nil {
+		return nil, err
 	}
 	list := make([]string, 0, k.len())
 	k.each(func(key string) { list = append(list, key) })
 	slices.Sort(list)
 	return list, nil
+}
+
+// noKeys are the keys of a value no object has. Only read, never given to
+// with or without.
+var noKeys = keys{many: map[string]struct{}{}}
+
+// keysOf returns the keys of an index value, to be read only. The lock is
+// held.
+func (x *indexer) keysOf(indexName, indexedValue string) (keys, error) {
+	if x.indexers[indexName] == nil {
+		return keys{}, fmt.Errorf("Index with name %s does not exist", indexName)
+	}
+	if k, ok := x.indices[indexName][indexedValue]; ok {
+		return k, nil
+	}
+	return noKeys, nil
 }
 
 func (x *indexer) ListIndexFuncValues(indexName string) []string {

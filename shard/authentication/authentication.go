@@ -70,6 +70,7 @@ func (c *Config) New(deps Deps) (*Authentication, error) {
 
 	saTokens, err := serviceaccount.NewAuthenticator(serviceaccount.AuthenticatorConfig{
 		Keys:            c.publicKeys,
+		PendingKey:      c.issuer.PublicKey,
 		Issuers:         c.issuers,
 		APIAudiences:    c.apiAudiences,
 		ServiceAccounts: serviceAccounts,

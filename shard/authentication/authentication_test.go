@@ -324,6 +324,9 @@ func TestNewConfigKeepsTheSigningKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := first.WaitForSigningKey(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(filepath.Join(files.CertsDir, serviceaccount.SigningKeyFile)); err != nil {
 		t.Fatalf("no signing key on first start: %v", err)
 	}
@@ -331,7 +334,15 @@ func TestNewConfigKeepsTheSigningKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !first.Issuer().PublicKey().(interface{ Equal(crypto.PublicKey) bool }).Equal(second.Issuer().PublicKey()) {
+	firstKey, err := first.Issuer().PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secondKey, err := second.Issuer().PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !firstKey.(interface{ Equal(crypto.PublicKey) bool }).Equal(secondKey) {
 		t.Error("a restart changed the signing key")
 	}
 	if second.Issuer().Name() != DefaultIssuer || !slices.Equal(second.APIAudiences(), []string{DefaultIssuer}) {

@@ -77,28 +77,28 @@ func NewConfig(o *Options, files Files) (*Config, error) {
 
 // serviceAccounts loads the keys and sets the issuers and audiences.
 func (c *Config) serviceAccounts(o ServiceAccountOptions, certsDir string) error {
-	var (
-		key crypto.Signer
-		err error
-	)
+	var signingKey func() (crypto.Signer, error)
 	if o.SigningKeyFile != "" {
-		key, err = serviceaccount.LoadSigningKey(o.SigningKeyFile)
+		key, err := serviceaccount.LoadSigningKey(o.SigningKeyFile)
+		if err != nil {
+			return err
+		}
+		signingKey = func() (crypto.Signer, error) { return key, nil }
 	} else {
-		key, err = serviceaccount.EnsureSigningKey(certsDir)
-	}
-	if err != nil {
-		return err
+		// A new key is made while the rest of the shard starts;
+		// WaitForSigningKey is the server's last word on it.
+		signingKey = serviceaccount.EnsureSigningKeyAsync(certsDir)
 	}
 	extra, err := serviceaccount.LoadPublicKeys(o.KeyFiles...)
 	if err != nil {
 		return err
 	}
-	c.publicKeys = append([]crypto.PublicKey{key.Public()}, extra...)
+	c.publicKeys = extra
 	if len(o.Issuers) == 0 {
 		return fmt.Errorf("no service account token issuer")
 	}
 	c.issuers = append([]string(nil), o.Issuers...)
-	if c.issuer, err = serviceaccount.NewIssuer(key, c.issuers[0], nil); err != nil {
+	if c.issuer, err = serviceaccount.NewPendingIssuer(signingKey, c.issuers[0], nil); err != nil {
 		return err
 	}
 	c.apiAudiences = authenticator.Audiences(o.APIAudiences)
@@ -106,6 +106,15 @@ func (c *Config) serviceAccounts(o ServiceAccountOptions, certsDir string) error
 		c.apiAudiences = authenticator.Audiences(c.issuers)
 	}
 	return nil
+}
+
+// WaitForSigningKey waits until the service account signing key is there
+// and returns the error of reading or making it, if any. The shard runs it
+// as a post-start hook, so that it is ready only with a key, and stops on
+// an error.
+func (c *Config) WaitForSigningKey() error {
+	_, err := c.issuer.PublicKey()
+	return err
 }
 
 // ClientCA returns the CAs to offer in the TLS handshake: the client CA

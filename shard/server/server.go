@@ -339,6 +339,12 @@ func (s *Server) build(ctx context.Context) error {
 		c.startGate.open()
 		return nil
 	})
+	// A shard with a new data dir makes its service account signing key
+	// while it starts; it is ready only with the key, and stops if the
+	// key cannot be made or read.
+	generic.AddPostStartHookOrDie("tessera-service-account-key", func(genericapiserver.PostStartHookContext) error {
+		return c.authnConfig.WaitForSigningKey()
+	})
 	generic.AddPostStartHookOrDie("tessera-bootstrap-logical-clusters", func(hc genericapiserver.PostStartHookContext) error {
 		if err := ensureLogicalClusters(hc.Context, hc.LoopbackClientConfig, s.bootstrapClusters()); err != nil {
 			return err

@@ -34,6 +34,10 @@ type AuthenticatorConfig struct {
 	// Keys verify token signatures: the public key of the shard's signing
 	// key and any keys of earlier or other signers.
 	Keys []crypto.PublicKey
+	// PendingKey, if set, returns one more key that may still be being
+	// made (the shard's own, EnsureSigningKeyAsync). The first token
+	// verified waits for it.
+	PendingKey func() (crypto.PublicKey, error)
 	// Issuers are accepted in the "iss" claim of bound tokens; tokens of
 	// other issuers are left to other authenticators. Legacy tokens
 	// (LegacyIssuer) are always accepted.
@@ -72,7 +76,7 @@ var _ authenticator.Token = &Authenticator{}
 
 // NewAuthenticator returns an Authenticator.
 func NewAuthenticator(cfg AuthenticatorConfig) (*Authenticator, error) {
-	v, err := newVerifier(cfg.Keys)
+	v, err := newVerifier(cfg.Keys, cfg.PendingKey)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +18,8 @@ import (
 // Issuer mints service account tokens signed with the shard's key. It is
 // safe for concurrent use.
 type Issuer struct {
-	signer *signer
+	// signer returns the signer, once the key is there (NewPendingIssuer).
+	signer func() (*signer, error)
 	issuer string
 	clock  clock.PassiveClock
 }
@@ -25,27 +27,54 @@ type Issuer struct {
 // NewIssuer returns an Issuer that signs with key and names issuer in the
 // "iss" claim of bound tokens. A nil clock is the real clock.
 func NewIssuer(key crypto.Signer, issuer string, c clock.PassiveClock) (*Issuer, error) {
+	i, err := NewPendingIssuer(func() (crypto.Signer, error) { return key, nil }, issuer, c)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := i.signer(); err != nil {
+		return nil, err
+	}
+	return i, nil
+}
+
+// NewPendingIssuer is NewIssuer with a key that may still be being made
+// (EnsureSigningKeyAsync): the first token waits for it, and an error
+// getting it is every token's error.
+func NewPendingIssuer(key func() (crypto.Signer, error), issuer string, c clock.PassiveClock) (*Issuer, error) {
 	if issuer == "" {
 		return nil, errors.New("a service account token issuer is required")
 	}
 	if issuer == LegacyIssuer {
 		return nil, fmt.Errorf("the service account token issuer must not be %q, the issuer of legacy tokens", LegacyIssuer)
 	}
-	s, err := newSigner(key)
-	if err != nil {
-		return nil, fmt.Errorf("service account signing key: %w", err)
-	}
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &Issuer{signer: s, issuer: issuer, clock: c}, nil
+	signerOf := sync.OnceValues(func() (*signer, error) {
+		k, err := key()
+		if err != nil {
+			return nil, err
+		}
+		s, err := newSigner(k)
+		if err != nil {
+			return nil, fmt.Errorf("service account signing key: %w", err)
+		}
+		return s, nil
+	})
+	return &Issuer{signer: signerOf, issuer: issuer, clock: c}, nil
 }
 
 // Name returns the issuer named in the "iss" claim of bound tokens.
 func (i *Issuer) Name() string { return i.issuer }
 
 // PublicKey returns the public key that verifies the Issuer's tokens.
-func (i *Issuer) PublicKey() crypto.PublicKey { return i.signer.public }
+func (i *Issuer) PublicKey() (crypto.PublicKey, error) {
+	s, err := i.signer()
+	if err != nil {
+		return nil, err
+	}
+	return s.public, nil
+}
 
 // BoundToken describes a bound token.
 type BoundToken struct {
@@ -106,7 +135,11 @@ func (i *Issuer) Bound(t BoundToken) (IssuedToken, error) {
 	if t.Secret != nil {
 		c.Kubernetes.Secret = &ref{Name: t.Secret.Name, UID: string(t.Secret.UID)}
 	}
-	token, err := i.signer.sign(c)
+	s, err := i.signer()
+	if err != nil {
+		return IssuedToken{}, err
+	}
+	token, err := s.sign(c)
 	if err != nil {
 		return IssuedToken{}, err
 	}
@@ -124,7 +157,11 @@ func (i *Issuer) Legacy(cluster logicalcluster.Name, sa *corev1.ServiceAccount, 
 	case secret == nil || secret.Name == "" || secret.Namespace != sa.Namespace:
 		return "", errors.New("a legacy service account token needs a secret in the namespace of its service account")
 	}
-	return i.signer.sign(claims{
+	s, err := i.signer()
+	if err != nil {
+		return "", err
+	}
+	return s.sign(claims{
 		Issuer:  LegacyIssuer,
 		Subject: apiserverserviceaccount.MakeUsername(sa.Namespace, sa.Name),
 		legacyClaims: legacyClaims{

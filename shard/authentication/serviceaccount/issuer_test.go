@@ -1,7 +1,10 @@
 package serviceaccount
 
 import (
+	"crypto"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +97,65 @@ func TestIssuerRefusesIncompleteTokens(t *testing.T) {
 	}
 	if _, err := NewIssuer(testKeys()["rsa"], LegacyIssuer, nil); err == nil {
 		t.Error("the legacy issuer was accepted for bound tokens")
+	}
+}
+
+// TestPendingKey pins what a key still being made does: tokens wait for it
+// and then sign and verify with it, the extra keys verify too, and an error
+// getting the key is the error of every token, signed or verified.
+func TestPendingKey(t *testing.T) {
+	keys := testKeys()
+	release := make(chan struct{})
+	pending := func() (crypto.Signer, error) {
+		<-release
+		return keys["rsa"], nil
+	}
+	issuer, err := NewPendingIssuer(pending, "https://tessera", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := newVerifier([]crypto.PublicKey{keys["p256"].Public()}, issuer.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa", Namespace: "default", UID: "u"}}
+	tokens := make(chan string, 1)
+	go func() {
+		token, err := issuer.Legacy("c", sa, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}})
+		if err != nil {
+			t.Error(err)
+		}
+		tokens <- token
+	}()
+	select {
+	case <-tokens:
+		t.Fatal("a token was signed before the key was there")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := verifyToken(v, <-tokens); err != nil {
+		t.Errorf("a token of the pending key does not verify: %v", err)
+	}
+	other, err := mustSigner(t, keys["p256"]).sign(map[string]string{"iss": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyToken(v, other); err != nil {
+		t.Errorf("a token of the extra key does not verify: %v", err)
+	}
+
+	broken, err := NewPendingIssuer(func() (crypto.Signer, error) { return nil, errors.New("disk full") }, "https://tessera", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := broken.Legacy("c", sa, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}}); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("signing with a key that could not be made: %v", err)
+	}
+	bv, err := newVerifier(nil, broken.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyToken(bv, other); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("verifying without the key: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	jose "github.com/go-jose/go-jose/v4"
 )
@@ -114,26 +115,49 @@ type verificationKey struct {
 
 // verifier checks token signatures against a set of public keys.
 type verifier struct {
-	keys []verificationKey
+	// keys returns the keys, once a pending one is there.
+	keys func() ([]verificationKey, error)
 }
 
-func newVerifier(keys []crypto.PublicKey) (*verifier, error) {
-	if len(keys) == 0 {
+// newVerifier returns a verifier of keys and, if pending is not nil, of the
+// key it returns; it is called, and waited for, at the first verification.
+func newVerifier(keys []crypto.PublicKey, pending func() (crypto.PublicKey, error)) (*verifier, error) {
+	if len(keys) == 0 && pending == nil {
 		return nil, errors.New("no service account verification keys")
 	}
-	v := &verifier{}
-	for _, k := range keys {
-		alg, err := algorithmFor(k)
-		if err != nil {
-			return nil, err
+	verificationKeys := func(keys []crypto.PublicKey) ([]verificationKey, error) {
+		var out []verificationKey
+		for _, k := range keys {
+			alg, err := algorithmFor(k)
+			if err != nil {
+				return nil, err
+			}
+			kid, err := keyID(k)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, verificationKey{key: k, alg: alg, kid: kid})
 		}
-		kid, err := keyID(k)
-		if err != nil {
-			return nil, err
-		}
-		v.keys = append(v.keys, verificationKey{key: k, alg: alg, kid: kid})
+		return out, nil
 	}
-	return v, nil
+	known, err := verificationKeys(keys)
+	if err != nil {
+		return nil, err
+	}
+	if pending == nil {
+		return &verifier{keys: func() ([]verificationKey, error) { return known, nil }}, nil
+	}
+	return &verifier{keys: sync.OnceValues(func() ([]verificationKey, error) {
+		k, err := pending()
+		if err != nil {
+			return nil, err
+		}
+		first, err := verificationKeys([]crypto.PublicKey{k})
+		if err != nil {
+			return nil, err
+		}
+		return append(first, known...), nil
+	})}, nil
 }
 
 // parseToken parses a compact JWS with one of the accepted algorithms and
@@ -186,8 +210,12 @@ func canonical(token string) bool {
 // algorithm (and key ID, if it names one).
 func (v *verifier) verify(jws *jose.JSONWebSignature) error {
 	h := jws.Signatures[0].Protected
+	keys, err := v.keys()
+	if err != nil {
+		return fmt.Errorf("service account verification keys: %w", err)
+	}
 	tried := false
-	for _, k := range v.keys {
+	for _, k := range keys {
 		if string(k.alg) != h.Algorithm || (h.KeyID != "" && h.KeyID != k.kid) {
 			continue
 		}

@@ -47,7 +47,7 @@ func mustVerifier(t *testing.T, keys ...crypto.Signer) *verifier {
 	for _, k := range keys {
 		pub = append(pub, k.Public())
 	}
-	v, err := newVerifier(pub)
+	v, err := newVerifier(pub, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func FuzzParseAndVerify(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	pub, err := newVerifier([]crypto.PublicKey{key.Public(), testKeys()["rsa"].Public()})
+	pub, err := newVerifier([]crypto.PublicKey{key.Public(), testKeys()["rsa"].Public()}, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -39,6 +39,23 @@ func EnsureSigningKey(dir string) (crypto.Signer, error) {
 	return LoadSigningKey(file)
 }
 
+// EnsureSigningKeyAsync is EnsureSigningKey in a goroutine: making a new
+// RSA key takes 50-200 ms, which a starting shard spends on other work.
+// The function it returns waits for the key.
+func EnsureSigningKeyAsync(dir string) func() (crypto.Signer, error) {
+	done := make(chan struct{})
+	var key crypto.Signer
+	var err error
+	go func() {
+		defer close(done)
+		key, err = EnsureSigningKey(dir)
+	}()
+	return func() (crypto.Signer, error) {
+		<-done
+		return key, err
+	}
+}
+
 // writeNewKey writes a new RSA key to file unless file exists. The key goes
 // to a temporary file first and is hard-linked into place, which fails
 // instead of overwriting a key another process created meanwhile.
